@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Rebuilds the guest component and copies it to host/component/moonbox.wasm.
+#
+#   guest/build.sh           build and install the component
+#   guest/build.sh --check   build, then fail if it differs from the committed one
+#
+# Needs: rustup's wasm32-wasip2 target and zig's clang from the PyPI package
+# `ziglang` (pinned below). The build is reproducible: paths that would
+# otherwise end up in the binary are remapped, and debug info is stripped.
+set -euo pipefail
+
+ZIG_VERSION=0.17.1
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(dirname "$here")"
+out="$root/host/component/moonbox.wasm"
+python="${MOONBOX_PYTHON:-python3}"
+
+fail() { echo "guest build: $*" >&2; exit 1; }
+
+command -v cargo >/dev/null || fail "cargo is missing; install Rust with rustup"
+rustup target list --installed 2>/dev/null | grep -qx wasm32-wasip2 \
+  || fail "the wasm32-wasip2 target is missing; run: rustup target add wasm32-wasip2"
+command -v "$python" >/dev/null || fail "python3 is missing; zig's clang is installed with pip"
+have_zig="$("$python" -m ziglang version 2>/dev/null || true)"
+[ "$have_zig" = "$ZIG_VERSION" ] \
+  || fail "zig $ZIG_VERSION is needed (found '${have_zig:-none}'); run: python3 -m pip install ziglang==$ZIG_VERSION"
+
+cargo_home="${CARGO_HOME:-$HOME/.cargo}"
+export RUSTFLAGS="--remap-path-prefix=$here=/moonbox/guest --remap-path-prefix=$cargo_home=/cargo"
+export CFLAGS_wasm32_wasip2="-fno-lto -ffile-prefix-map=$here=/moonbox/guest -ffile-prefix-map=$cargo_home=/cargo"
+export SOURCE_DATE_EPOCH=0
+
+cd "$here"
+cargo build --release --locked --target wasm32-wasip2
+built="$here/target/wasm32-wasip2/release/moonbox_guest.wasm"
+
+if [ "${1:-}" = "--check" ]; then
+  if cmp -s "$built" "$out"; then
+    echo "guest build: the committed component matches the source ($(wc -c <"$out") bytes)"
+  else
+    fail "the committed component differs from a fresh build; run guest/build.sh and commit host/component/moonbox.wasm"
+  fi
+else
+  cp "$built" "$out"
+  echo "guest build: wrote $out ($(wc -c <"$out") bytes, sha256 $(sha256sum "$out" | cut -c1-16))"
+fi

@@ -1,0 +1,154 @@
+//! Host capabilities as Lua functions: `records.get(id)` checks its argument
+//! count, converts its arguments to JSON, calls the host through the
+//! `capabilities.call` import, and converts the reply back.
+
+use std::ffi::c_int;
+
+use crate::bindings::moonbox::sandbox::capabilities;
+use crate::json;
+use crate::lua::{self, Raise, ffi, lua_State};
+use crate::sandbox::raise_tagged;
+use crate::vm::{Capability, Kind, Vm};
+
+const KEYWORDS: &[&str] = &[
+    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in", "local", "nil",
+    "not", "or", "repeat", "return", "then", "true", "until", "while",
+];
+
+/// Checks names, argument counts and uniqueness before any Lua runs.
+pub fn validate(capabilities: &[Capability]) -> Result<(), String> {
+    for (i, cap) in capabilities.iter().enumerate() {
+        let ok = !cap.name.is_empty()
+            && cap.name.split('.').all(|seg| {
+                let mut chars = seg.chars();
+                matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+                    && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+                    && !KEYWORDS.contains(&seg)
+            });
+        if !ok {
+            return Err(format!(
+                "capability name '{}' is not a dotted path of Lua identifiers (like records.get)",
+                cap.name
+            ));
+        }
+        if cap.min_args > cap.max_args {
+            return Err(format!(
+                "capability '{}' accepts at least {} but at most {} arguments",
+                cap.name, cap.min_args, cap.max_args
+            ));
+        }
+        if capabilities[..i].iter().any(|c| c.name == cap.name) {
+            return Err(format!("capability '{}' is registered twice", cap.name));
+        }
+    }
+    Ok(())
+}
+
+/// Installs every capability of the Vm under its dotted name, creating the
+/// namespace tables on the way. Raises a Lua error (a string) when a name
+/// collides with an existing value.
+///
+/// # Safety
+/// `l` is a live Vm-owned state in protected mode.
+pub unsafe fn install(l: *mut lua_State) {
+    unsafe {
+        let vm = Vm::from_state(l);
+        for (index, cap) in vm.capabilities.iter().enumerate() {
+            ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, ffi::LUA_RIDX_GLOBALS);
+            let segments: Vec<&str> = cap.name.split('.').collect();
+            let (last, tables) = segments.split_last().unwrap_or((&"", &[]));
+            for seg in tables {
+                let parent = ffi::lua_gettop(l);
+                match lua::get_field(l, parent, seg) {
+                    ffi::LUA_TTABLE => {}
+                    ffi::LUA_TNIL => {
+                        ffi::lua_pop(l, 1);
+                        ffi::lua_createtable(l, 0, 4);
+                        ffi::lua_pushvalue(l, -1);
+                        lua::set_field(l, parent, seg);
+                    }
+                    _ => collision(l, &cap.name),
+                }
+                ffi::lua_remove(l, parent);
+            }
+            let parent = ffi::lua_gettop(l);
+            if lua::get_field(l, parent, last) != ffi::LUA_TNIL {
+                collision(l, &cap.name);
+            }
+            ffi::lua_pop(l, 1);
+            ffi::lua_pushinteger(l, index as i64);
+            ffi::lua_pushcclosure(l, call_entry, 1);
+            lua::set_field(l, parent, last);
+            ffi::lua_pop(l, 1);
+        }
+    }
+}
+
+unsafe fn collision(l: *mut lua_State, name: &str) -> ! {
+    unsafe {
+        let msg = format!("capability '{name}' would replace an existing value of the same name");
+        lua::push_bytes(l, msg.as_bytes());
+        drop(msg);
+        ffi::lua_error(l)
+    }
+}
+
+unsafe extern "C-unwind" fn call_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        match call_body(l) {
+            Ok(n) => n,
+            Err(Raise) => ffi::lua_error(l),
+        }
+    }
+}
+
+fn arity(min: u32, max: u32) -> String {
+    let plural = |n: u32| if n == 1 { "argument" } else { "arguments" };
+    if min == max {
+        format!("{min} {}", plural(min))
+    } else {
+        format!("{min} to {max} {}", plural(max))
+    }
+}
+
+unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
+    unsafe {
+        let vm = Vm::from_state(l);
+        let index = ffi::lua_tointegerx(l, ffi::lua_upvalueindex(1), std::ptr::null_mut());
+        let Some(cap) = usize::try_from(index).ok().and_then(|i| vm.capabilities.get(i)) else {
+            return Err(raise_tagged(l, Kind::Capability, "unknown capability"));
+        };
+        let n = ffi::lua_gettop(l);
+        let got = u32::try_from(n).unwrap_or(0);
+        if got < cap.min_args || got > cap.max_args {
+            let msg = format!("{}: expected {}, got {got}", cap.name, arity(cap.min_args, cap.max_args));
+            return Err(raise_tagged(l, Kind::Capability, &msg));
+        }
+        let args = match json::encode_args(l, n, &cap.name, vm.limits.max_value_depth) {
+            Ok(args) => args,
+            Err(msg) => return Err(raise_tagged(l, Kind::Capability, &msg)),
+        };
+        vm.capability_calls.set(vm.capability_calls.get().saturating_add(1));
+        let reply = capabilities::call(&cap.name, &args);
+        drop(args);
+        match reply {
+            Ok(text) => {
+                let value: serde_json::Value = match serde_json::from_str(&text) {
+                    Ok(value) => value,
+                    Err(e) => {
+                        let msg = format!("{}: the host returned invalid JSON ({e})", cap.name);
+                        return Err(raise_tagged(l, Kind::Capability, &msg));
+                    }
+                };
+                drop(text);
+                ffi::lua_settop(l, 0);
+                if let Err(msg) = json::push(l, &value, vm.limits.max_value_depth) {
+                    let msg = format!("{}: result {msg}", cap.name);
+                    return Err(raise_tagged(l, Kind::Capability, &msg));
+                }
+                Ok(1)
+            }
+            Err(msg) => Err(raise_tagged(l, Kind::Capability, &msg)),
+        }
+    }
+}

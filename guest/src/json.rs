@@ -1,0 +1,380 @@
+//! The Lua ↔ JSON boundary. The rules are the contract's (see the
+//! `capabilities.call` docs in wit/moonbox.wit and docs/wit.md).
+//!
+//! Encoding reads the Lua stack without allocating Lua memory (only
+//! `lua_next`, raw gets and reads of values that already are strings), so it
+//! cannot raise a Lua error and may run outside a protected call. Decoding
+//! pushes new values and may raise a memory error, so it runs inside one.
+
+use std::ffi::c_int;
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+use crate::lua::{self, ffi, lua_State};
+
+/// One step of the path from a root value to the value being converted.
+enum Segment {
+    Index(i64),
+    Key(String),
+}
+
+/// Converts Lua values to JSON text, tracking the path for error messages.
+pub struct Encoder {
+    out: String,
+    root: String,
+    path: Vec<Segment>,
+    /// Tables on the current path (their addresses and path lengths), for
+    /// cycle detection.
+    open: Vec<(usize, usize)>,
+    max_depth: u32,
+}
+
+impl Encoder {
+    fn new(root: String, max_depth: u32) -> Self {
+        Encoder { out: String::new(), root, path: Vec::new(), open: Vec::new(), max_depth }
+    }
+
+    fn describe(&self, len: usize) -> String {
+        let mut s = self.root.clone();
+        for seg in &self.path[..len] {
+            match seg {
+                Segment::Index(i) => {
+                    let _ = write!(s, "[{i}]");
+                }
+                Segment::Key(k) if is_identifier(k) => {
+                    let _ = write!(s, ".{k}");
+                }
+                Segment::Key(k) => {
+                    let _ = write!(s, "[{k:?}]");
+                }
+            }
+        }
+        s
+    }
+
+    fn here(&self) -> String {
+        self.describe(self.path.len())
+    }
+
+    /// Encodes the value at absolute index `idx`.
+    unsafe fn value(&mut self, l: *mut lua_State, idx: c_int) -> Result<(), String> {
+        unsafe {
+            match ffi::lua_type(l, idx) {
+                ffi::LUA_TNIL => self.out.push_str("null"),
+                ffi::LUA_TBOOLEAN => {
+                    self.out.push_str(if ffi::lua_toboolean(l, idx) != 0 { "true" } else { "false" })
+                }
+                ffi::LUA_TNUMBER => {
+                    if ffi::lua_isinteger(l, idx) != 0 {
+                        let _ = write!(self.out, "{}", ffi::lua_tointegerx(l, idx, std::ptr::null_mut()));
+                    } else {
+                        let f = ffi::lua_tonumberx(l, idx, std::ptr::null_mut());
+                        self.float(f)?;
+                    }
+                }
+                ffi::LUA_TSTRING => {
+                    let bytes = lua::string_bytes(l, idx).unwrap_or_default();
+                    let Ok(text) = std::str::from_utf8(bytes) else {
+                        return Err(format!("{} is a string that is not valid UTF-8", self.here()));
+                    };
+                    write_string(&mut self.out, text);
+                }
+                ffi::LUA_TTABLE => self.table(l, idx)?,
+                ffi::LUA_TFUNCTION => return Err(format!("{} is a function", self.here())),
+                ffi::LUA_TTHREAD => return Err(format!("{} is a thread", self.here())),
+                _ => return Err(format!("{} is a userdata", self.here())),
+            }
+            Ok(())
+        }
+    }
+
+    fn float(&mut self, f: f64) -> Result<(), String> {
+        if f.is_nan() {
+            return Err(format!("{} is NaN, which JSON cannot represent", self.here()));
+        }
+        if f.is_infinite() {
+            let sign = if f < 0.0 { "-" } else { "" };
+            return Err(format!("{} is {sign}inf, which JSON cannot represent", self.here()));
+        }
+        // Debug formatting is the shortest round-trip form and always marks a
+        // float (`1.0`, `1e300`), so floats stay floats on the other side.
+        let _ = write!(self.out, "{f:?}");
+        Ok(())
+    }
+
+    unsafe fn table(&mut self, l: *mut lua_State, idx: c_int) -> Result<(), String> {
+        unsafe {
+            let address = ffi::lua_topointer(l, idx) as usize;
+            if let Some(&(_, len)) = self.open.iter().find(|(a, _)| *a == address) {
+                return Err(format!("{} refers back to {} (a cycle)", self.here(), self.describe(len)));
+            }
+            if self.open.len() >= self.max_depth as usize {
+                return Err(format!(
+                    "{} nests deeper than {} levels (max-value-depth)",
+                    self.here(),
+                    self.max_depth
+                ));
+            }
+            if ffi::lua_checkstack(l, 4) == 0 {
+                return Err(format!("{} nests too deeply for the Lua stack", self.here()));
+            }
+            self.open.push((address, self.path.len()));
+            let shape = self.shape(l, idx)?;
+            match shape {
+                Shape::Array(n) => {
+                    self.out.push('[');
+                    for i in 1..=n {
+                        if i > 1 {
+                            self.out.push(',');
+                        }
+                        ffi::lua_rawgeti(l, idx, i);
+                        self.path.push(Segment::Index(i));
+                        let r = self.value(l, ffi::lua_gettop(l));
+                        self.path.pop();
+                        ffi::lua_pop(l, 1);
+                        r?;
+                    }
+                    self.out.push(']');
+                }
+                Shape::Object => {
+                    self.out.push('{');
+                    let mut first = true;
+                    ffi::lua_pushnil(l);
+                    while ffi::lua_next(l, idx) != 0 {
+                        let key = lua::string_bytes(l, -2).unwrap_or_default();
+                        // `shape` has checked every key is a UTF-8 string.
+                        let key = String::from_utf8_lossy(key).into_owned();
+                        if !first {
+                            self.out.push(',');
+                        }
+                        first = false;
+                        write_string(&mut self.out, &key);
+                        self.out.push(':');
+                        self.path.push(Segment::Key(key));
+                        let r = self.value(l, ffi::lua_gettop(l));
+                        self.path.pop();
+                        ffi::lua_pop(l, 1);
+                        if let Err(e) = r {
+                            ffi::lua_pop(l, 1);
+                            return Err(e);
+                        }
+                    }
+                    self.out.push('}');
+                }
+            }
+            self.open.pop();
+            Ok(())
+        }
+    }
+
+    /// Decides whether the table at `idx` is an array (keys exactly 1..n) or
+    /// an object (all keys strings), or explains why it is neither.
+    unsafe fn shape(&self, l: *mut lua_State, idx: c_int) -> Result<Shape, String> {
+        unsafe {
+            let mut count: i64 = 0;
+            let mut largest: i64 = 0;
+            let mut strings = false;
+            let mut integers = false;
+            let mut problem = None;
+            ffi::lua_pushnil(l);
+            while ffi::lua_next(l, idx) != 0 {
+                count += 1;
+                match ffi::lua_type(l, -2) {
+                    ffi::LUA_TSTRING => {
+                        strings = true;
+                        let key = lua::string_bytes(l, -2).unwrap_or_default();
+                        if std::str::from_utf8(key).is_err() {
+                            problem = Some(format!("{} has a key that is not valid UTF-8", self.here()));
+                        }
+                    }
+                    ffi::LUA_TNUMBER if ffi::lua_isinteger(l, -2) != 0 => {
+                        let k = ffi::lua_tointegerx(l, -2, std::ptr::null_mut());
+                        if k < 1 {
+                            problem = Some(format!(
+                                "{} has the integer key {k}; arrays start at index 1",
+                                self.here()
+                            ));
+                        }
+                        integers = true;
+                        largest = largest.max(k);
+                    }
+                    t => {
+                        let kind = type_name(l, t);
+                        let key = if t == ffi::LUA_TNUMBER {
+                            format!("the float key {:?}", ffi::lua_tonumberx(l, -2, std::ptr::null_mut()))
+                        } else {
+                            format!("a key that is a {kind}")
+                        };
+                        problem = Some(format!(
+                            "{} has {key}; only string keys or a 1..n sequence convert to JSON",
+                            self.here()
+                        ));
+                    }
+                }
+                ffi::lua_pop(l, 1);
+                if problem.is_some() {
+                    ffi::lua_pop(l, 1);
+                    break;
+                }
+            }
+            if let Some(problem) = problem {
+                return Err(problem);
+            }
+            if strings && integers {
+                return Err(format!(
+                    "{} mixes integer and string keys; use either a sequence or string keys",
+                    self.here()
+                ));
+            }
+            if integers && largest != count {
+                return Err(format!(
+                    "{} is a sparse array ({count} elements but index {largest}); fill the holes or use string keys",
+                    self.here()
+                ));
+            }
+            Ok(if strings { Shape::Object } else { Shape::Array(count) })
+        }
+    }
+}
+
+enum Shape {
+    Array(i64),
+    Object,
+}
+
+unsafe fn type_name(l: *mut lua_State, t: c_int) -> String {
+    unsafe {
+        let name = ffi::lua_typename(l, t);
+        std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned()
+    }
+}
+
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
+fn write_string(out: &mut String, s: &str) {
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Encodes stack values `first..=last` as a JSON array. Paths are named
+/// `{root}[i]`, counting from 1.
+///
+/// # Safety
+/// `l` is a live state and the indices are absolute and valid.
+pub unsafe fn encode_values(
+    l: *mut lua_State,
+    first: c_int,
+    last: c_int,
+    root: &str,
+    max_depth: u32,
+) -> Result<String, String> {
+    unsafe {
+        let mut enc = Encoder::new(root.to_owned(), max_depth);
+        enc.out.push('[');
+        for (n, idx) in (first..=last).enumerate() {
+            if n > 0 {
+                enc.out.push(',');
+            }
+            enc.path.push(Segment::Index(n as i64 + 1));
+            enc.value(l, idx)?;
+            enc.path.pop();
+        }
+        enc.out.push(']');
+        Ok(enc.out)
+    }
+}
+
+/// Encodes capability arguments `1..=n` as a JSON array. Paths read
+/// `name: argument #i...`.
+///
+/// # Safety
+/// `l` is a live state with at least `n` values on the stack.
+pub unsafe fn encode_args(l: *mut lua_State, n: c_int, name: &str, max_depth: u32) -> Result<String, String> {
+    unsafe {
+        let mut out = String::from("[");
+        for idx in 1..=n {
+            let mut enc = Encoder::new(format!("{name}: argument #{idx}"), max_depth);
+            enc.value(l, idx)?;
+            if idx > 1 {
+                out.push(',');
+            }
+            out.push_str(&enc.out);
+        }
+        out.push(']');
+        Ok(out)
+    }
+}
+
+/// Pushes the Lua form of a JSON value. Nesting past `max_depth` is refused
+/// with a message; memory errors are raised as Lua errors.
+///
+/// # Safety
+/// `l` is a live state inside a protected call.
+pub unsafe fn push(l: *mut lua_State, value: &Value, max_depth: u32) -> Result<(), String> {
+    unsafe { push_at(l, value, max_depth, 0) }
+}
+
+unsafe fn push_at(l: *mut lua_State, value: &Value, max_depth: u32, depth: u32) -> Result<(), String> {
+    unsafe {
+        if ffi::lua_checkstack(l, 3) == 0 {
+            return Err("value nests too deeply for the Lua stack".to_owned());
+        }
+        match value {
+            Value::Null => ffi::lua_pushnil(l),
+            Value::Bool(b) => ffi::lua_pushboolean(l, c_int::from(*b)),
+            Value::Number(n) => match n.as_i64() {
+                Some(i) => ffi::lua_pushinteger(l, i),
+                None => ffi::lua_pushnumber(l, n.as_f64().unwrap_or(f64::NAN)),
+            },
+            Value::String(s) => lua::push_bytes(l, s.as_bytes()),
+            Value::Array(items) => {
+                if depth >= max_depth {
+                    return Err(format!("value nests deeper than {max_depth} levels (max-value-depth)"));
+                }
+                ffi::lua_createtable(l, crate::vm::to_c_int(items.len()), 0);
+                let table = ffi::lua_gettop(l);
+                for (i, item) in items.iter().enumerate() {
+                    if item.is_null() {
+                        continue;
+                    }
+                    push_at(l, item, max_depth, depth + 1)?;
+                    ffi::lua_rawseti(l, table, i as i64 + 1);
+                }
+            }
+            Value::Object(members) => {
+                if depth >= max_depth {
+                    return Err(format!("value nests deeper than {max_depth} levels (max-value-depth)"));
+                }
+                ffi::lua_createtable(l, 0, crate::vm::to_c_int(members.len()));
+                let table = ffi::lua_gettop(l);
+                for (key, item) in members {
+                    if item.is_null() {
+                        continue;
+                    }
+                    lua::push_bytes(l, key.as_bytes());
+                    push_at(l, item, max_depth, depth + 1)?;
+                    ffi::lua_rawset(l, table);
+                }
+            }
+        }
+        Ok(())
+    }
+}

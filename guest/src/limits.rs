@@ -1,0 +1,84 @@
+//! The count hook: instruction and call-depth limits, and the rule that a
+//! tripped limit cannot be caught.
+//!
+//! The hook runs every [`STEP`] VM instructions in every coroutine (a new
+//! coroutine inherits the hook of the thread that creates it). Once any limit
+//! has tripped, the hook re-arms itself to run on *every* instruction and
+//! raises the limit's error again, so a script that catches the error with
+//! `pcall` cannot make progress: the eval still ends with the limit's kind.
+
+use std::ffi::c_int;
+
+use crate::lua::{self, ffi, lua_State};
+use crate::vm::{Kind, Vm};
+
+/// Instructions between two runs of the hook.
+pub const STEP: c_int = 1000;
+
+/// Installs the count hook on `l` with the normal step.
+///
+/// # Safety
+/// `l` is a live state owned by a [`Vm`].
+pub unsafe fn arm(l: *mut lua_State) {
+    unsafe { ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, STEP) };
+}
+
+unsafe extern "C-unwind" fn count_hook(l: *mut lua_State, _ar: *mut ffi::lua_Debug) {
+    // SAFETY: hooks run on threads of a live Vm-owned state.
+    unsafe {
+        if hook_body(l) {
+            ffi::lua_error(l);
+        }
+    }
+}
+
+/// Counts instructions and checks the limits. Returns `true` with the error
+/// message pushed when the hook must raise.
+unsafe fn hook_body(l: *mut lua_State) -> bool {
+    unsafe {
+        let vm = Vm::from_state(l);
+        if let Some(trip) = vm.tripped() {
+            ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, 1);
+            lua::push_bytes(l, trip.message.as_bytes());
+            return true;
+        }
+        let step = ffi::lua_gethookcount(l);
+        if step != STEP {
+            // The thread was re-armed by a trip in an earlier eval.
+            arm(l);
+        }
+        let count = vm.instructions.get() + u64::try_from(step).unwrap_or(0);
+        vm.instructions.set(count);
+        let limits = vm.limits;
+        if count > limits.max_instructions {
+            let message = format!(
+                "{}instruction limit exceeded (max-instructions is {})",
+                lua::position(l, 0),
+                limits.max_instructions
+            );
+            return raise_trip(l, vm, Kind::InstructionLimit, message);
+        }
+        let depth = c_int::try_from(limits.max_call_depth).unwrap_or(c_int::MAX);
+        let mut ar: ffi::lua_Debug = std::mem::zeroed();
+        if ffi::lua_getstack(l, depth, &mut ar) != 0 {
+            let message = format!(
+                "{}call depth limit exceeded (max-call-depth is {})",
+                lua::position(l, 0),
+                limits.max_call_depth
+            );
+            return raise_trip(l, vm, Kind::CallDepth, message);
+        }
+        false
+    }
+}
+
+unsafe fn raise_trip(l: *mut lua_State, vm: &Vm, kind: Kind, message: String) -> bool {
+    unsafe {
+        vm.trip(kind, message);
+        ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, 1);
+        if let Some(trip) = vm.tripped() {
+            lua::push_bytes(l, trip.message.as_bytes());
+        }
+        true
+    }
+}

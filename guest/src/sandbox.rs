@@ -1,0 +1,448 @@
+//! The standard library as a script sees it: the sandboxed names, `print`
+//! capture, guarded `load` and `string.rep`, deterministic clock and random,
+//! and host modules for `require`.
+
+use std::ffi::c_int;
+
+use crate::lua::{self, Raise, ffi, lua_State};
+use crate::vm::{Kind, Vm};
+
+/// `io` functions; each is sandboxed unless `io` or `io.NAME` is allowed.
+const IO: &[&str] = &["close", "flush", "input", "lines", "open", "output", "popen", "read", "tmpfile", "type", "write"];
+/// `os` functions that are sandboxed unless `os` or `os.NAME` is allowed.
+const OS: &[&str] = &["execute", "exit", "getenv", "remove", "rename", "tmpname"];
+/// `debug` functions; all but `traceback` are sandboxed unless `debug` or
+/// `debug.NAME` is allowed.
+const DEBUG: &[&str] = &[
+    "debug",
+    "gethook",
+    "getinfo",
+    "getlocal",
+    "getmetatable",
+    "getregistry",
+    "getupvalue",
+    "getuservalue",
+    "sethook",
+    "setcstacklimit",
+    "setlocal",
+    "setmetatable",
+    "setupvalue",
+    "setuservalue",
+    "upvalueid",
+    "upvaluejoin",
+];
+/// Stand-alone names that may be allowed.
+const OTHERS: &[&str] = &["package", "dofile", "loadfile", "string.dump", "binary-chunks"];
+
+/// Every name `config.allow` accepts.
+pub fn allowable_names() -> Vec<String> {
+    let mut names = vec!["io".to_owned(), "os".to_owned(), "debug".to_owned()];
+    names.extend(IO.iter().map(|f| format!("io.{f}")));
+    names.extend(OS.iter().map(|f| format!("os.{f}")));
+    names.extend(DEBUG.iter().map(|f| format!("debug.{f}")));
+    names.extend(OTHERS.iter().map(|s| (*s).to_owned()));
+    names
+}
+
+/// What the sandbox lets back in.
+pub struct Allow(Vec<String>);
+
+impl Allow {
+    /// Validates the names against [`allowable_names`].
+    pub fn new(names: &[String]) -> Result<Allow, String> {
+        let valid = allowable_names();
+        for name in names {
+            if !valid.contains(name) {
+                return Err(format!(
+                    "unknown sandboxed name '{name}' in allow; the names that can be allowed are: {}",
+                    valid.join(", ")
+                ));
+            }
+        }
+        Ok(Allow(names.to_vec()))
+    }
+
+    fn has(&self, name: &str) -> bool {
+        self.0.iter().any(|n| n == name)
+    }
+
+    /// `lib.func` is allowed by its own name or by its library's name.
+    fn has_in(&self, lib: &str, func: &str) -> bool {
+        self.has(lib) || self.has(&format!("{lib}.{func}"))
+    }
+}
+
+/// A host module for `require`.
+pub struct Module {
+    pub name: String,
+    pub source: String,
+}
+
+/// Opens the libraries and applies the sandbox. Runs in protected mode;
+/// raises a Lua error (a string) when a module does not compile.
+///
+/// # Safety
+/// `l` is a live Vm-owned state; the stack is empty.
+pub unsafe fn open(l: *mut lua_State, allow: &Allow, modules: &[Module], seed: Option<i64>) {
+    unsafe {
+        ffi::luaL_openlibs(l);
+        ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, ffi::LUA_RIDX_GLOBALS);
+        let globals = ffi::lua_gettop(l);
+        ffi::luaL_getsubtable(l, ffi::LUA_REGISTRYINDEX, c"_LOADED".as_ptr());
+        let loaded = ffi::lua_gettop(l);
+
+        ffi::lua_pushcfunction(l, print_entry);
+        lua::set_field(l, globals, "print");
+
+        if !allow.has("io") {
+            replace_library(l, globals, loaded, "io", IO, allow, &[]);
+        }
+        if !allow.has("debug") {
+            replace_library(l, globals, loaded, "debug", DEBUG, allow, &["traceback"]);
+        }
+        lua::get_field(l, globals, "os");
+        let os = ffi::lua_gettop(l);
+        for f in OS {
+            if !allow.has_in("os", f) {
+                push_stub(l, &format!("os.{f}"));
+                lua::set_field(l, os, f);
+            }
+        }
+        lua::get_field(l, globals, "string");
+        let string = ffi::lua_gettop(l);
+        if !allow.has("string.dump") {
+            push_stub(l, "string.dump");
+            lua::set_field(l, string, "dump");
+        }
+        lua::get_field(l, string, "rep");
+        ffi::lua_pushcclosure(l, rep_entry, 1);
+        lua::set_field(l, string, "rep");
+        for name in ["dofile", "loadfile"] {
+            if !allow.has(name) {
+                push_stub(l, name);
+                lua::set_field(l, globals, name);
+            }
+        }
+        if !allow.has("binary-chunks") {
+            lua::get_field(l, globals, "load");
+            ffi::lua_pushcclosure(l, load_entry, 1);
+            lua::set_field(l, globals, "load");
+        }
+
+        lua::get_field(l, globals, "package");
+        let package = ffi::lua_gettop(l);
+        if !allow.has("package") {
+            for f in ["loadlib", "searchpath"] {
+                push_stub(l, &format!("package.{f}"));
+                lua::set_field(l, package, f);
+            }
+            for field in ["path", "cpath"] {
+                ffi::lua_pushnil(l);
+                lua::set_field(l, package, field);
+            }
+            // Keep only the preload searcher: `require` finds host modules
+            // and never looks at a filesystem.
+            lua::get_field(l, package, "searchers");
+            let searchers = ffi::lua_gettop(l);
+            let n = ffi::lua_rawlen(l, searchers) as i64;
+            for i in (2..=n).rev() {
+                ffi::lua_pushnil(l);
+                ffi::lua_rawseti(l, searchers, i);
+            }
+            ffi::lua_pop(l, 1);
+        }
+        lua::get_field(l, package, "preload");
+        let preload = ffi::lua_gettop(l);
+        for module in modules {
+            let chunk = lua::cstring(&format!("@{}", module.name));
+            let status = ffi::luaL_loadbufferx(
+                l,
+                module.source.as_ptr().cast(),
+                module.source.len(),
+                chunk.as_ptr(),
+                c"t".as_ptr(),
+            );
+            if status != ffi::LUA_OK {
+                let prefix = format!("module '{}' does not compile: ", module.name);
+                lua::push_bytes(l, prefix.as_bytes());
+                ffi::lua_insert(l, -2);
+                ffi::lua_concat(l, 2);
+                ffi::lua_error(l);
+            }
+            lua::set_field(l, preload, &module.name);
+        }
+        ffi::lua_pop(l, 2);
+
+        // `clock()` does not exist on WASI: os.clock reports time since the
+        // session started (or, in deterministic mode, virtual time).
+        lua::get_field(l, globals, "os");
+        let os = ffi::lua_gettop(l);
+        ffi::lua_pushcfunction(l, clock_entry);
+        lua::set_field(l, os, "clock");
+        ffi::lua_pop(l, 1);
+        if let Some(seed) = seed {
+            deterministic(l, globals, seed);
+        }
+        ffi::lua_settop(l, 0);
+    }
+}
+
+/// Replaces `lib` with a table of stubs (and allowed originals), in both
+/// `_G` and `package.loaded`.
+unsafe fn replace_library(
+    l: *mut lua_State,
+    globals: c_int,
+    loaded: c_int,
+    lib: &str,
+    funcs: &[&str],
+    allow: &Allow,
+    keep: &[&str],
+) {
+    unsafe {
+        lua::get_field(l, globals, lib);
+        let original = ffi::lua_gettop(l);
+        ffi::lua_createtable(l, 0, c_int::try_from(funcs.len() + keep.len()).unwrap_or(0));
+        let table = ffi::lua_gettop(l);
+        for f in funcs {
+            if allow.has(&format!("{lib}.{f}")) {
+                lua::get_field(l, original, f);
+            } else {
+                push_stub(l, &format!("{lib}.{f}"));
+            }
+            lua::set_field(l, table, f);
+        }
+        for f in keep {
+            lua::get_field(l, original, f);
+            lua::set_field(l, table, f);
+        }
+        ffi::lua_pushvalue(l, table);
+        lua::set_field(l, globals, lib);
+        lua::set_field(l, loaded, lib);
+        ffi::lua_pop(l, 1);
+    }
+}
+
+/// Deterministic mode: `os.time` and `os.date` read the fixed clock, and
+/// `math.random` starts from `seed`. (`os.clock` checks the mode itself.)
+unsafe fn deterministic(l: *mut lua_State, globals: c_int, seed: i64) {
+    unsafe {
+        lua::get_field(l, globals, "os");
+        let os = ffi::lua_gettop(l);
+        lua::get_field(l, os, "time");
+        ffi::lua_pushcclosure(l, time_entry, 1);
+        lua::set_field(l, os, "time");
+        lua::get_field(l, os, "date");
+        ffi::lua_pushcclosure(l, date_entry, 1);
+        lua::set_field(l, os, "date");
+        ffi::lua_pop(l, 1);
+
+        lua::get_field(l, globals, "math");
+        lua::get_field(l, -1, "randomseed");
+        ffi::lua_pushinteger(l, seed);
+        ffi::lua_call(l, 1, 0);
+        ffi::lua_pop(l, 1);
+    }
+}
+
+/// Pushes a function that raises `NAME is sandboxed`.
+unsafe fn push_stub(l: *mut lua_State, name: &str) {
+    unsafe {
+        lua::push_bytes(l, name.as_bytes());
+        ffi::lua_pushcclosure(l, stub_entry, 1);
+    }
+}
+
+/// Pushes `chunk:line: msg`, tags it with `kind` and returns the marker that
+/// makes the entry point raise it.
+///
+/// # Safety
+/// `l` is a live Vm-owned state inside a C function.
+pub unsafe fn raise_tagged(l: *mut lua_State, kind: Kind, msg: &str) -> Raise {
+    unsafe {
+        lua::push_error(l, 1, msg);
+        let vm = Vm::from_state(l);
+        vm.tag(lua::to_bytes(l, -1).unwrap_or_default(), kind);
+        Raise
+    }
+}
+
+unsafe extern "C-unwind" fn stub_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        let Raise = stub_body(l);
+        ffi::lua_error(l)
+    }
+}
+
+unsafe fn stub_body(l: *mut lua_State) -> Raise {
+    unsafe {
+        let name = lua::to_bytes(l, ffi::lua_upvalueindex(1)).unwrap_or_default();
+        let msg = format!("{} is sandboxed", String::from_utf8_lossy(name));
+        raise_tagged(l, Kind::Sandboxed, &msg)
+    }
+}
+
+unsafe extern "C-unwind" fn print_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        match print_body(l) {
+            Ok(n) => n,
+            Err(Raise) => ffi::lua_error(l),
+        }
+    }
+}
+
+/// `print`: formats like the reference `print` and captures one line.
+unsafe fn print_body(l: *mut lua_State) -> Result<c_int, Raise> {
+    unsafe {
+        let n = ffi::lua_gettop(l);
+        let mut b: ffi::luaL_Buffer = std::mem::zeroed();
+        ffi::luaL_buffinit(l, &mut b);
+        for i in 1..=n {
+            ffi::luaL_tolstring(l, i, std::ptr::null_mut());
+            ffi::luaL_addvalue(&mut b);
+            if i < n {
+                ffi::luaL_addchar(&mut b, b'\t' as std::ffi::c_char);
+            }
+        }
+        ffi::luaL_pushresult(&mut b);
+        let line = lua::to_bytes(l, -1).unwrap_or_default();
+        let vm = Vm::from_state(l);
+        let total = vm.output_bytes.get().saturating_add(line.len() as u64 + 1);
+        let max = vm.limits.max_output_bytes;
+        if total > max {
+            let message = format!("{}output limit exceeded (max-output-bytes is {max})", lua::position(l, 1));
+            vm.trip(Kind::OutputLimit, message);
+            let message = vm.tripped().map(|t| t.message).unwrap_or_default();
+            lua::push_bytes(l, message.as_bytes());
+            return Err(Raise);
+        }
+        vm.output_bytes.set(total);
+        vm.output.borrow_mut().push(String::from_utf8_lossy(line).into_owned());
+        Ok(0)
+    }
+}
+
+unsafe extern "C-unwind" fn rep_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        match rep_body(l) {
+            Ok(n) => n,
+            Err(Raise) => ffi::lua_error(l),
+        }
+    }
+}
+
+/// `string.rep` that refuses a result over the string limit before
+/// allocating anything, then defers to the original.
+unsafe fn rep_body(l: *mut lua_State) -> Result<c_int, Raise> {
+    unsafe {
+        let mut len = 0usize;
+        let mut sep = 0usize;
+        ffi::luaL_checklstring(l, 1, &mut len);
+        let n = ffi::luaL_checkinteger(l, 2);
+        ffi::luaL_optlstring(l, 3, c"".as_ptr(), &mut sep);
+        if n > 0 {
+            let n = n as u128;
+            let total = (len as u128) * n + (sep as u128) * (n - 1);
+            let vm = Vm::from_state(l);
+            let max = vm.limits.max_string_bytes;
+            if total > u128::from(max) {
+                let message = format!(
+                    "{}string.rep would make a string of {total} bytes, over the limit of {max} (max-string-bytes)",
+                    lua::position(l, 1)
+                );
+                vm.trip(Kind::StringSize, message);
+                let message = vm.tripped().map(|t| t.message).unwrap_or_default();
+                lua::push_bytes(l, message.as_bytes());
+                return Err(Raise);
+            }
+        }
+        let args = ffi::lua_gettop(l);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, args, 1);
+        Ok(1)
+    }
+}
+
+unsafe extern "C-unwind" fn load_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        match load_body(l) {
+            Ok(n) => n,
+            Err(Raise) => ffi::lua_error(l),
+        }
+    }
+}
+
+/// `load` for text chunks only. Argument checks happen here so their
+/// messages name `load`; the original does the rest.
+unsafe fn load_body(l: *mut lua_State) -> Result<c_int, Raise> {
+    unsafe {
+        // Numbers count as strings here, as in the original `load`.
+        let is_string = ffi::lua_isstring(l, 1) != 0;
+        ffi::luaL_optlstring(l, 2, c"".as_ptr(), std::ptr::null_mut());
+        ffi::luaL_optlstring(l, 3, c"bt".as_ptr(), std::ptr::null_mut());
+        if is_string {
+            let chunk = lua::to_bytes(l, 1).unwrap_or_default();
+            if chunk.first() == Some(&0x1b) {
+                return Err(raise_tagged(l, Kind::Sandboxed, "load of binary chunks is sandboxed"));
+            }
+        } else {
+            ffi::luaL_checktype(l, 1, ffi::LUA_TFUNCTION);
+            // A reader function's chunk is only seen by Lua: refuse binary
+            // through the mode instead.
+            let mode = lua::to_bytes(l, 3).map(|m| m.to_vec()).unwrap_or_else(|| b"bt".to_vec());
+            let text: Vec<u8> = mode.into_iter().filter(|&c| c != b'b').collect();
+            if ffi::lua_gettop(l) < 3 {
+                ffi::lua_settop(l, 3);
+            }
+            lua::push_bytes(l, &text);
+            ffi::lua_replace(l, 3);
+        }
+        let args = ffi::lua_gettop(l);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, args, ffi::LUA_MULTRET);
+        Ok(ffi::lua_gettop(l))
+    }
+}
+
+unsafe extern "C-unwind" fn time_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        if ffi::lua_isnoneornil(l, 1) != 0 {
+            let vm = Vm::from_state(l);
+            ffi::lua_pushinteger(l, vm.clock.unwrap_or(0));
+            return 1;
+        }
+        let args = ffi::lua_gettop(l);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, args, 1);
+        1
+    }
+}
+
+unsafe extern "C-unwind" fn date_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        if ffi::lua_isnoneornil(l, 2) != 0 {
+            let vm = Vm::from_state(l);
+            if ffi::lua_isnoneornil(l, 1) != 0 {
+                ffi::lua_settop(l, 0);
+                lua::push_bytes(l, b"%c");
+            }
+            ffi::lua_settop(l, 1);
+            ffi::lua_pushinteger(l, vm.clock.unwrap_or(0));
+        }
+        let args = ffi::lua_gettop(l);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, args, 1);
+        1
+    }
+}
+
+unsafe extern "C-unwind" fn clock_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        let vm = Vm::from_state(l);
+        ffi::lua_pushnumber(l, vm.cpu_seconds());
+        1
+    }
+}

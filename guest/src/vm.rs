@@ -1,0 +1,280 @@
+//! One Lua state and everything the guest tracks about it: the allocator
+//! (heap and string limits), per-eval counters, captured output and the
+//! first limit that tripped.
+//!
+//! The `Vm` is the allocator's user data, so every C function reaches it from
+//! its `lua_State` with [`Vm::from_state`]. All mutable fields are `Cell` or
+//! `RefCell` borrowed only briefly: Lua may re-enter the allocator from almost
+//! any API call, so no `&mut Vm` ever exists.
+
+use std::alloc::{Layout, alloc, dealloc, realloc};
+use std::cell::{Cell, RefCell};
+use std::ffi::{c_int, c_void};
+use std::ptr;
+
+use crate::lua::{ffi, lua_State};
+
+/// Alignment of every block handed to Lua (`LUAI_MAXALIGN` on wasm32).
+const ALIGN: usize = 8;
+
+/// Bytes a long-string object needs beyond its characters (header and the
+/// terminating NUL), so that the string limit counts characters.
+const STRING_OVERHEAD: usize = 32;
+
+/// Why an eval or check failed; mirrors the WIT `error-kind`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Syntax,
+    Runtime,
+    Sandboxed,
+    Capability,
+    InstructionLimit,
+    CallDepth,
+    MemoryLimit,
+    StringSize,
+    OutputLimit,
+    InvalidValue,
+}
+
+/// The guest's deterministic limits; mirrors the WIT `limits` record.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    pub max_instructions: u64,
+    pub max_call_depth: u32,
+    pub max_string_bytes: u64,
+    pub max_memory_bytes: u64,
+    pub max_output_bytes: u64,
+    pub max_value_depth: u32,
+}
+
+/// A capability as the guest knows it.
+#[derive(Clone, Debug)]
+pub struct Capability {
+    pub name: String,
+    pub min_args: u32,
+    pub max_args: u32,
+}
+
+/// A limit that tripped during the current eval. The first one wins.
+#[derive(Clone, Debug)]
+pub struct Trip {
+    pub kind: Kind,
+    pub message: String,
+}
+
+/// The state behind one `lua_State`.
+pub struct Vm {
+    state: Cell<*mut lua_State>,
+    pub limits: Limits,
+    pub capabilities: Vec<Capability>,
+    /// The fixed `os.time()` of deterministic mode.
+    pub clock: Option<i64>,
+    started: std::time::Instant,
+    used: Cell<usize>,
+    peak: Cell<usize>,
+    /// The last allocation refused for the heap limit, as (block, new size).
+    /// Lua retries a refused allocation once after an emergency collection;
+    /// a second refusal of the same request is a real out-of-memory.
+    refused: Cell<Option<(usize, usize)>>,
+    pub instructions: Cell<u64>,
+    pub output: RefCell<Vec<String>>,
+    pub output_bytes: Cell<u64>,
+    pub capability_calls: Cell<u32>,
+    trip: RefCell<Option<Trip>>,
+    /// The last error message raised by the guest's own functions, with the
+    /// kind it stands for (sandboxed, capability). If the eval ends with this
+    /// exact message, that is its kind.
+    tagged: RefCell<Option<(Vec<u8>, Kind)>>,
+    /// Traceback captured by the message handler for the current error.
+    pub traceback: RefCell<Option<String>>,
+}
+
+impl Vm {
+    /// Creates the Lua state. Returns `None` when `limits.max_memory_bytes`
+    /// is too small for an empty state.
+    pub fn new(limits: Limits, capabilities: Vec<Capability>, clock: Option<i64>) -> Option<Box<Vm>> {
+        let vm = Box::new(Vm {
+            state: Cell::new(ptr::null_mut()),
+            limits,
+            capabilities,
+            clock,
+            started: std::time::Instant::now(),
+            used: Cell::new(0),
+            peak: Cell::new(0),
+            refused: Cell::new(None),
+            instructions: Cell::new(0),
+            output: RefCell::new(Vec::new()),
+            output_bytes: Cell::new(0),
+            capability_calls: Cell::new(0),
+            trip: RefCell::new(None),
+            tagged: RefCell::new(None),
+            traceback: RefCell::new(None),
+        });
+        // SAFETY: the Box gives the Vm a stable address that outlives the
+        // state: `Drop` closes the state before the Box is freed.
+        let state = unsafe { ffi::lua_newstate(allocate, (&*vm as *const Vm).cast_mut().cast::<c_void>()) };
+        if state.is_null() {
+            return None;
+        }
+        vm.state.set(state);
+        Some(vm)
+    }
+
+    /// The raw state.
+    pub fn state(&self) -> *mut lua_State {
+        self.state.get()
+    }
+
+    /// The `Vm` that owns `l` (or any coroutine of it).
+    ///
+    /// # Safety
+    /// `l` belongs to a state created by [`Vm::new`] that is still open.
+    pub unsafe fn from_state<'a>(l: *mut lua_State) -> &'a Vm {
+        unsafe {
+            let mut ud: *mut c_void = ptr::null_mut();
+            ffi::lua_getallocf(l, &mut ud);
+            &*(ud as *const Vm)
+        }
+    }
+
+    /// Clears the per-eval counters before an eval.
+    pub fn begin_eval(&self) {
+        self.instructions.set(0);
+        self.output.borrow_mut().clear();
+        self.output_bytes.set(0);
+        self.capability_calls.set(0);
+        self.trip.replace(None);
+        self.tagged.replace(None);
+        self.traceback.replace(None);
+        self.refused.set(None);
+        self.peak.set(self.used.get());
+    }
+
+    /// The most bytes the heap held since [`Vm::begin_eval`].
+    pub fn peak_bytes(&self) -> usize {
+        self.peak.get()
+    }
+
+    /// Records a tripped limit unless one already tripped.
+    pub fn trip(&self, kind: Kind, message: String) {
+        let mut trip = self.trip.borrow_mut();
+        if trip.is_none() {
+            *trip = Some(Trip { kind, message });
+        }
+    }
+
+    /// The limit that tripped in this eval, if any.
+    pub fn tripped(&self) -> Option<Trip> {
+        self.trip.borrow().clone()
+    }
+
+    /// Remembers that the guest itself is raising `message` for `kind`.
+    pub fn tag(&self, message: &[u8], kind: Kind) {
+        self.tagged.replace(Some((message.to_vec(), kind)));
+    }
+
+    /// The kind the guest tagged `message` with, if it raised exactly that.
+    pub fn tagged_kind(&self, message: &[u8]) -> Option<Kind> {
+        match &*self.tagged.borrow() {
+            Some((tagged, kind)) if tagged == message => Some(*kind),
+            _ => None,
+        }
+    }
+
+    /// What `os.clock` reports: seconds since the session started, or in
+    /// deterministic mode ten nanoseconds per instruction of this eval.
+    pub fn cpu_seconds(&self) -> f64 {
+        if self.clock.is_some() {
+            self.instructions.get() as f64 * 1e-8
+        } else {
+            self.started.elapsed().as_secs_f64()
+        }
+    }
+}
+
+impl Drop for Vm {
+    fn drop(&mut self) {
+        let state = self.state.replace(ptr::null_mut());
+        if !state.is_null() {
+            // SAFETY: the state was created by `Vm::new` and is closed once;
+            // the allocator's user data (this Vm) is still alive.
+            unsafe { ffi::lua_close(state) };
+        }
+    }
+}
+
+fn layout(size: usize) -> Layout {
+    // `size` is never zero here, and ALIGN is a power of two.
+    Layout::from_size_align(size, ALIGN).unwrap_or(Layout::new::<u64>())
+}
+
+/// Lua's allocator: enforces the heap limit and the string-size limit.
+///
+/// For a new object Lua passes its type tag in `osize`, which is how string
+/// objects are told apart and refused before they are allocated.
+unsafe extern "C" fn allocate(ud: *mut c_void, block: *mut c_void, osize: usize, nsize: usize) -> *mut c_void {
+    // SAFETY: `ud` is the `Vm` registered in `Vm::new`.
+    let vm = unsafe { &*(ud as *const Vm) };
+    let old = if block.is_null() { 0 } else { osize };
+    if nsize == 0 {
+        if !block.is_null() {
+            // SAFETY: Lua frees blocks it got from this allocator with their size.
+            unsafe { dealloc(block.cast::<u8>(), layout(osize)) };
+            vm.used.set(vm.used.get().saturating_sub(osize));
+        }
+        return ptr::null_mut();
+    }
+    if block.is_null() && osize == ffi::LUA_TSTRING as usize {
+        let max = vm.limits.max_string_bytes;
+        if nsize.saturating_sub(STRING_OVERHEAD) as u64 > max {
+            vm.trip(
+                Kind::StringSize,
+                format!("string length exceeds the limit of {max} bytes (max-string-bytes)"),
+            );
+            return ptr::null_mut();
+        }
+    }
+    if nsize > old {
+        let wanted = vm.used.get().saturating_sub(old).saturating_add(nsize);
+        if wanted as u64 > vm.limits.max_memory_bytes {
+            let request = (block as usize, nsize);
+            if vm.refused.get() == Some(request) {
+                vm.trip(
+                    Kind::MemoryLimit,
+                    format!(
+                        "not enough memory (the Lua heap is limited to {} bytes by max-memory-bytes)",
+                        vm.limits.max_memory_bytes
+                    ),
+                );
+            } else {
+                vm.refused.set(Some(request));
+            }
+            return ptr::null_mut();
+        }
+    }
+    // SAFETY: `block` is null or a live block of `osize` bytes from here.
+    let fresh = unsafe {
+        if block.is_null() {
+            alloc(layout(nsize))
+        } else {
+            realloc(block.cast::<u8>(), layout(osize), nsize)
+        }
+    };
+    if fresh.is_null() {
+        return ptr::null_mut();
+    }
+    if nsize > old {
+        vm.refused.set(None);
+    }
+    let used = vm.used.get() - old + nsize;
+    vm.used.set(used);
+    if used > vm.peak.get() {
+        vm.peak.set(used);
+    }
+    fresh.cast::<c_void>()
+}
+
+/// Lua `int` for a stack index count.
+pub fn to_c_int(n: usize) -> c_int {
+    c_int::try_from(n).unwrap_or(c_int::MAX)
+}

@@ -1,0 +1,365 @@
+//! Capabilities: typed Rust functions that Lua calls by a dotted name.
+
+use std::fmt;
+use std::future::Future;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+/// An error a capability returns to the script.
+///
+/// It becomes an ordinary Lua error, prefixed with the caller's position and
+/// the capability's name (`main.lua:3: records.get: not allowed`), which the
+/// script can catch with `pcall`. Keep it free of secrets: the script, and
+/// the model behind it, read it.
+///
+/// ```
+/// use moonbox::CapabilityError;
+/// let err = CapabilityError::new("record 7 is archived");
+/// assert_eq!(err.to_string(), "record 7 is archived");
+/// let err: CapabilityError = "quota exceeded".into();
+/// assert_eq!(err.message(), "quota exceeded");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CapabilityError {
+    message: String,
+}
+
+impl CapabilityError {
+    /// An error with this message.
+    pub fn new(message: impl Into<String>) -> Self {
+        CapabilityError { message: message.into() }
+    }
+
+    /// The message the script sees (after the capability's name).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+impl fmt::Display for CapabilityError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<String> for CapabilityError {
+    fn from(message: String) -> Self {
+        CapabilityError { message }
+    }
+}
+
+impl From<&str> for CapabilityError {
+    fn from(message: &str) -> Self {
+        CapabilityError::new(message)
+    }
+}
+
+/// Argument lists a capability can take: tuples of up to six
+/// `DeserializeOwned` types, each converted from one Lua argument.
+///
+/// Trailing arguments whose type accepts JSON `null` (such as `Option<T>`)
+/// are optional in Lua. A conversion failure names the argument:
+/// `records.get: argument #1 must be a string (got integer 42)`.
+pub trait Args: Sized + Send + 'static {
+    /// The most arguments the tuple takes.
+    const MAX: u32;
+    /// The fewest: `MAX` minus trailing arguments that accept `null`.
+    fn min() -> u32;
+    /// Converts JSON arguments (already padded with `null` to `MAX`).
+    fn from_values(values: Vec<Value>) -> Result<Self, CapabilityError>;
+}
+
+fn accepts_null<T: DeserializeOwned>() -> bool {
+    serde_json::from_value::<T>(Value::Null).is_ok()
+}
+
+/// Converts one argument, turning serde's message into one a model can act on.
+fn argument<T: DeserializeOwned>(position: u32, value: Value) -> Result<T, CapabilityError> {
+    serde_json::from_value(value).map_err(|e| {
+        let text = e.to_string();
+        let message = match text.strip_prefix("invalid type: ").and_then(|rest| rest.split_once(", expected ")) {
+            Some((got, expected)) => format!("argument #{position} must be {expected} (got {got})"),
+            None => format!("argument #{position}: {text}"),
+        };
+        CapabilityError::new(message)
+    })
+}
+
+impl Args for () {
+    const MAX: u32 = 0;
+    fn min() -> u32 {
+        0
+    }
+    fn from_values(_: Vec<Value>) -> Result<Self, CapabilityError> {
+        Ok(())
+    }
+}
+
+macro_rules! tuple_args {
+    ($count:expr; $($name:ident $pos:expr),+) => {
+        impl<$($name: DeserializeOwned + Send + 'static),+> Args for ($($name,)+) {
+            const MAX: u32 = $count;
+            fn min() -> u32 {
+                let optional = [$(accepts_null::<$name>()),+];
+                let trailing = optional.iter().rev().take_while(|o| **o).count() as u32;
+                $count - trailing
+            }
+            fn from_values(values: Vec<Value>) -> Result<Self, CapabilityError> {
+                let mut values = values.into_iter();
+                Ok(($(argument::<$name>($pos, values.next().unwrap_or(Value::Null))?,)+))
+            }
+        }
+    };
+}
+
+tuple_args!(1; A 1);
+tuple_args!(2; A 1, B 2);
+tuple_args!(3; A 1, B 2, C 3);
+tuple_args!(4; A 1, B 2, C 3, D 4);
+tuple_args!(5; A 1, B 2, C 3, D 4, E 5);
+tuple_args!(6; A 1, B 2, C 3, D 4, E 5, F 6);
+
+type Reply = Result<Value, CapabilityError>;
+type BoxFuture = Pin<Box<dyn Future<Output = Reply> + Send>>;
+type SyncFn<T> = dyn Fn(&T, Vec<Value>) -> Reply + Send + Sync;
+type AsyncFn<T> = dyn Fn(Arc<T>, Vec<Value>) -> BoxFuture + Send + Sync;
+
+enum Handler<T> {
+    /// Runs on the calling task; must not block.
+    Inline(Arc<SyncFn<T>>),
+    /// Runs on tokio's blocking pool, so the eval timeout can still fire.
+    Blocking(Arc<SyncFn<T>>),
+    /// An async function.
+    Async(Arc<AsyncFn<T>>),
+}
+
+impl<T> Clone for Handler<T> {
+    fn clone(&self) -> Self {
+        match self {
+            Handler::Inline(f) => Handler::Inline(f.clone()),
+            Handler::Blocking(f) => Handler::Blocking(f.clone()),
+            Handler::Async(f) => Handler::Async(f.clone()),
+        }
+    }
+}
+
+/// A host function offered to Lua under a dotted name such as `records.get`.
+///
+/// `T` is the session context: per-session state such as an API client with
+/// credentials. Handlers receive it; scripts never can.
+///
+/// ```
+/// use moonbox::{Capability, CapabilityError};
+///
+/// struct Ctx { api_key: String }
+///
+/// // Sync: cheap, must not block. Arguments are a tuple of serde types.
+/// let add = Capability::<Ctx>::sync("math2.add", |_ctx, (a, b): (i64, i64)| {
+///     Ok::<_, CapabilityError>(a + b)
+/// })
+/// .doc("Adds two integers.");
+///
+/// // Async: may await I/O; the eval's timeout covers it.
+/// let whoami = Capability::<Ctx>::new("auth.whoami", |ctx, (): ()| async move {
+///     Ok::<_, CapabilityError>(format!("key ending {}", &ctx.api_key[ctx.api_key.len() - 2..]))
+/// });
+/// assert_eq!(add.name(), "math2.add");
+/// assert_eq!(add.arity(), (2, 2));
+/// # let _ = whoami;
+/// ```
+pub struct Capability<T> {
+    name: String,
+    doc: String,
+    min_args: u32,
+    max_args: u32,
+    handler: Handler<T>,
+}
+
+impl<T> Clone for Capability<T> {
+    fn clone(&self) -> Self {
+        Capability {
+            name: self.name.clone(),
+            doc: self.doc.clone(),
+            min_args: self.min_args,
+            max_args: self.max_args,
+            handler: self.handler.clone(),
+        }
+    }
+}
+
+impl<T> fmt::Debug for Capability<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Capability")
+            .field("name", &self.name)
+            .field("doc", &self.doc)
+            .field("arity", &(self.min_args, self.max_args))
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> Capability<T> {
+    /// Sets the one-line description shown in tool schemas.
+    pub fn doc(mut self, doc: impl Into<String>) -> Self {
+        self.doc = doc.into();
+        self
+    }
+
+    /// The dotted name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The description.
+    pub fn description(&self) -> &str {
+        &self.doc
+    }
+
+    /// The fewest and most arguments the capability accepts.
+    pub fn arity(&self) -> (u32, u32) {
+        (self.min_args, self.max_args)
+    }
+}
+
+impl<T: Send + Sync + 'static> Capability<T> {
+    /// A capability that runs inline on the eval's task. Use it for cheap,
+    /// non-blocking work: a blocking handler stalls the runtime thread and the
+    /// eval's timeout cannot interrupt it (use [`Capability::blocking`]).
+    pub fn sync<A, R, E, F>(name: impl Into<String>, f: F) -> Self
+    where
+        A: Args,
+        R: Serialize,
+        E: Into<CapabilityError>,
+        F: Fn(&T, A) -> Result<R, E> + Send + Sync + 'static,
+    {
+        Self::make(name, A::min(), A::MAX, Handler::Inline(Arc::new(typed_sync(f))))
+    }
+
+    /// A capability that may block (file I/O, a blocking client). It runs on
+    /// tokio's blocking pool; if it outlives the eval's timeout the eval
+    /// ends with [`ErrorKind::Timeout`](crate::ErrorKind::Timeout) and the
+    /// call is left to finish in the background.
+    pub fn blocking<A, R, E, F>(name: impl Into<String>, f: F) -> Self
+    where
+        A: Args,
+        R: Serialize,
+        E: Into<CapabilityError>,
+        F: Fn(&T, A) -> Result<R, E> + Send + Sync + 'static,
+    {
+        Self::make(name, A::min(), A::MAX, Handler::Blocking(Arc::new(typed_sync(f))))
+    }
+
+    /// An async capability. The eval's timeout covers the time it spends.
+    pub fn new<A, R, E, F, Fut>(name: impl Into<String>, f: F) -> Self
+    where
+        A: Args,
+        R: Serialize,
+        E: Into<CapabilityError>,
+        F: Fn(Arc<T>, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, E>> + Send + 'static,
+    {
+        let f = Arc::new(f);
+        let handler = move |ctx: Arc<T>, values: Vec<Value>| -> BoxFuture {
+            let args = A::from_values(values);
+            let f = f.clone();
+            Box::pin(async move {
+                let result = f(ctx, args?).await.map_err(Into::into)?;
+                to_value(result)
+            })
+        };
+        Self::make(name, A::min(), A::MAX, Handler::Async(Arc::new(handler)))
+    }
+
+    fn make(name: impl Into<String>, min_args: u32, max_args: u32, handler: Handler<T>) -> Self {
+        Capability { name: name.into(), doc: String::new(), min_args, max_args, handler }
+    }
+
+    /// Runs the handler. Panics become errors; the host stays up.
+    pub(crate) async fn invoke(&self, ctx: &Arc<T>, mut values: Vec<Value>) -> Reply {
+        let max = self.max_args as usize;
+        if values.len() > max {
+            return Err(CapabilityError::new(format!("expected at most {max} arguments, got {}", values.len())));
+        }
+        values.resize(max, Value::Null);
+        match &self.handler {
+            Handler::Inline(f) => catch_unwind(AssertUnwindSafe(|| f(ctx, values))).unwrap_or_else(|_| Err(panicked())),
+            Handler::Blocking(f) => {
+                let (f, ctx) = (f.clone(), ctx.clone());
+                match tokio::task::spawn_blocking(move || f(&ctx, values)).await {
+                    Ok(reply) => reply,
+                    Err(_) => Err(panicked()),
+                }
+            }
+            Handler::Async(f) => CatchUnwind(f(ctx.clone(), values)).await,
+        }
+    }
+}
+
+fn panicked() -> CapabilityError {
+    CapabilityError::new("the capability failed inside the host (it panicked)")
+}
+
+fn to_value<R: Serialize>(result: R) -> Reply {
+    serde_json::to_value(result).map_err(|e| CapabilityError::new(format!("cannot convert the result to JSON: {e}")))
+}
+
+fn typed_sync<T, A, R, E, F>(f: F) -> impl Fn(&T, Vec<Value>) -> Reply + Send + Sync + 'static
+where
+    A: Args,
+    R: Serialize,
+    E: Into<CapabilityError>,
+    F: Fn(&T, A) -> Result<R, E> + Send + Sync + 'static,
+{
+    move |ctx: &T, values: Vec<Value>| {
+        let args = A::from_values(values)?;
+        to_value(f(ctx, args).map_err(Into::into)?)
+    }
+}
+
+/// Polls a future inside `catch_unwind`, so a panicking async capability is
+/// an error and not a dead runtime thread.
+struct CatchUnwind(BoxFuture);
+
+impl Future for CatchUnwind {
+    type Output = Reply;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Reply> {
+        let inner = &mut self.0;
+        catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx))).unwrap_or_else(|_| Poll::Ready(Err(panicked())))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn arity_counts_trailing_optionals() {
+        assert_eq!((<(String,)>::min(), <(String,)>::MAX), (1, 1));
+        assert_eq!((<(String, Option<u32>)>::min(), <(String, Option<u32>)>::MAX), (1, 2));
+        assert_eq!((<(Option<u32>, String)>::min(), <(Option<u32>, String)>::MAX), (2, 2));
+        assert_eq!(<()>::min(), 0);
+    }
+
+    #[test]
+    fn type_errors_name_the_argument() {
+        let err = <(String,)>::from_values(vec![json!(42)]).unwrap_err();
+        assert_eq!(err.message(), "argument #1 must be a string (got integer `42`)");
+        let err = <(String, u8)>::from_values(vec![json!("a"), json!(300)]).unwrap_err();
+        assert!(err.message().starts_with("argument #2"), "{}", err.message());
+    }
+
+    #[tokio::test]
+    async fn panics_become_errors() {
+        let cap = Capability::<()>::sync("boom", |_, (): ()| -> Result<(), CapabilityError> { panic!("secret") });
+        let err = cap.invoke(&Arc::new(()), vec![]).await.unwrap_err();
+        assert!(err.message().contains("panicked"));
+        assert!(!err.message().contains("secret"));
+    }
+}

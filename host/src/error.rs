@@ -1,0 +1,240 @@
+//! Errors: [`EvalError`] is a script's failure (what a model sees);
+//! [`Error`] is the host's own (configuration, engine).
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::outcome::Stats;
+
+/// Why an eval failed.
+///
+/// The first ten kinds come from the guest; the rest from the host's outer
+/// wall. Serialized in `snake_case` (`"instruction_limit"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The chunk does not parse.
+    Syntax,
+    /// A Lua error while running: `error(...)`, a bad index, a bad argument.
+    Runtime,
+    /// The script called a function the sandbox removed (`os.execute is
+    /// sandboxed`).
+    Sandboxed,
+    /// A capability failed: wrong argument count or type, or the handler
+    /// returned an error. Scripts can catch these with `pcall`; this kind is
+    /// reported only when one ends the eval.
+    Capability,
+    /// [`Limits::max_instructions`](crate::Limits::max_instructions) was reached.
+    InstructionLimit,
+    /// [`Limits::max_call_depth`](crate::Limits::max_call_depth) was reached,
+    /// Lua's own stack guard fired, or the wasm stack ran out.
+    CallDepth,
+    /// The Lua heap ([`Limits::memory`](crate::Limits::memory)) or the
+    /// linear memory ([`Limits::wasm_memory`](crate::Limits::wasm_memory))
+    /// is exhausted.
+    MemoryLimit,
+    /// A string would exceed [`Limits::max_string_bytes`](crate::Limits::max_string_bytes).
+    StringSize,
+    /// `print` output would exceed [`Limits::max_output_bytes`](crate::Limits::max_output_bytes).
+    OutputLimit,
+    /// A returned value cannot become JSON (a function, a cycle, NaN...).
+    InvalidValue,
+    /// The eval used up [`Limits::fuel`](crate::Limits::fuel).
+    FuelExhausted,
+    /// The eval ran past [`Limits::timeout`](crate::Limits::timeout).
+    Timeout,
+    /// An earlier eval in this session was stopped by the outer wall, so the
+    /// session's state is gone. Start a new session.
+    SessionPoisoned,
+    /// Something the sandbox did not expect, such as a trap in the guest.
+    /// Please report it.
+    Internal,
+}
+
+impl ErrorKind {
+    /// The `snake_case` name used in JSON and in `error[...]` lines.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Syntax => "syntax",
+            ErrorKind::Runtime => "runtime",
+            ErrorKind::Sandboxed => "sandboxed",
+            ErrorKind::Capability => "capability",
+            ErrorKind::InstructionLimit => "instruction_limit",
+            ErrorKind::CallDepth => "call_depth",
+            ErrorKind::MemoryLimit => "memory_limit",
+            ErrorKind::StringSize => "string_size",
+            ErrorKind::OutputLimit => "output_limit",
+            ErrorKind::InvalidValue => "invalid_value",
+            ErrorKind::FuelExhausted => "fuel_exhausted",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::SessionPoisoned => "session_poisoned",
+            ErrorKind::Internal => "internal",
+        }
+    }
+
+    /// Whether a limit stopped the script (as opposed to an error in it).
+    ///
+    /// ```
+    /// use moonbox::ErrorKind;
+    /// assert!(ErrorKind::Timeout.is_limit());
+    /// assert!(!ErrorKind::Runtime.is_limit());
+    /// ```
+    pub fn is_limit(self) -> bool {
+        matches!(
+            self,
+            ErrorKind::InstructionLimit
+                | ErrorKind::CallDepth
+                | ErrorKind::MemoryLimit
+                | ErrorKind::StringSize
+                | ErrorKind::OutputLimit
+                | ErrorKind::FuelExhausted
+                | ErrorKind::Timeout
+        )
+    }
+
+    /// Whether the outer wall (not the guest) stopped the eval. After such
+    /// an error the instance is discarded.
+    pub(crate) fn is_outer(self) -> bool {
+        matches!(self, ErrorKind::FuelExhausted | ErrorKind::Timeout | ErrorKind::Internal)
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A script's failure, as a model should see it.
+///
+/// `Display` is one line without ANSI codes or backtraces:
+/// `error[runtime]: main.lua:3: attempt to index a nil value (global 'nope')`.
+/// The alternate form (`{:#}`) adds the traceback. The `Serialize` form is the
+/// JSON for logs, UIs and tool results.
+///
+/// ```
+/// # async fn demo() -> Result<(), moonbox::Error> {
+/// let sandbox = moonbox::Sandbox::builder().build()?;
+/// let err = sandbox.eval("return nope.x").await.unwrap_err();
+/// assert_eq!(err.kind, moonbox::ErrorKind::Runtime);
+/// assert_eq!(err.line, Some(1));
+/// assert_eq!(
+///     err.to_string(),
+///     "error[runtime]: main.lua:1: attempt to index a nil value (global 'nope')"
+/// );
+/// # Ok(()) }
+/// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct EvalError {
+    /// What went wrong.
+    pub kind: ErrorKind,
+    /// The message exactly as Lua puts it (with its `chunk:line:` prefix),
+    /// or the host's description for outer-wall kinds.
+    pub message: String,
+    /// The chunk the error points at.
+    pub chunk: String,
+    /// The line the error points at, when known.
+    pub line: Option<u32>,
+    /// The Lua traceback, for errors raised while running.
+    pub traceback: Option<String>,
+    /// What the script printed before it failed.
+    pub output: Vec<String>,
+    /// What the eval cost up to the failure.
+    pub stats: Stats,
+}
+
+impl EvalError {
+    pub(crate) fn host(kind: ErrorKind, message: impl Into<String>, chunk: &str, stats: Stats) -> Self {
+        EvalError {
+            kind,
+            message: message.into(),
+            chunk: chunk.to_owned(),
+            line: None,
+            traceback: None,
+            output: Vec::new(),
+            stats,
+        }
+    }
+
+    /// The JSON form (the `Serialize` output) as a `serde_json::Value`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_else(|_| serde_json::json!({ "kind": self.kind, "message": self.message }))
+    }
+}
+
+impl fmt::Display for EvalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "error[{}]: {}", self.kind, one_line(&self.message))?;
+        if f.alternate() {
+            if let Some(tb) = &self.traceback {
+                write!(f, "\n{tb}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for EvalError {}
+
+/// Collapses line breaks (and the indentation after them) into single spaces.
+fn one_line(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut lines = s.lines().map(str::trim_end).filter(|l| !l.trim().is_empty());
+    if let Some(first) = lines.next() {
+        out.push_str(first);
+    }
+    for line in lines {
+        out.push(' ');
+        out.push_str(line.trim_start());
+    }
+    out
+}
+
+/// A host-side failure: bad configuration, or an engine that cannot start.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The sandbox configuration is invalid (a zero limit, an unknown
+    /// `allow` name, a module that does not compile, a duplicate name...).
+    #[error("invalid sandbox configuration: {0}")]
+    Config(String),
+    /// Wasmtime could not be configured, or the component not compiled.
+    #[error("{0}")]
+    Engine(String),
+    /// A session could not be started.
+    #[error("cannot start a session: {0}")]
+    Session(String),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn display_is_one_line() {
+        let err = EvalError {
+            kind: ErrorKind::Runtime,
+            message: "main.lua:1: module 'x' not found:\n\tno field package.preload['x']".into(),
+            chunk: "main.lua".into(),
+            line: Some(1),
+            traceback: Some("stack traceback:\n\t[C]: in ?".into()),
+            output: vec![],
+            stats: Stats::default(),
+        };
+        assert_eq!(
+            err.to_string(),
+            "error[runtime]: main.lua:1: module 'x' not found: no field package.preload['x']"
+        );
+        assert!(format!("{err:#}").ends_with("stack traceback:\n\t[C]: in ?"));
+    }
+
+    #[test]
+    fn kinds_serialize_in_snake_case() {
+        for kind in [ErrorKind::InstructionLimit, ErrorKind::FuelExhausted, ErrorKind::SessionPoisoned] {
+            assert_eq!(serde_json::to_value(kind).unwrap(), serde_json::json!(kind.as_str()));
+        }
+    }
+}

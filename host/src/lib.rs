@@ -1,0 +1,87 @@
+//! Run untrusted Lua 5.4 inside two walls.
+//!
+//! moonbox runs the reference Lua 5.4 interpreter compiled to a WebAssembly
+//! component, on wasmtime. Scripts (often written by AI agents) get full Lua
+//! with coroutines, but no files, environment, network or process control:
+//! they reach the world only through the [`Capability`] functions the host
+//! chooses, and every eval runs under finite [`Limits`].
+//!
+//! ```
+//! use moonbox::{Capability, CapabilityError, ErrorKind, Sandbox};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let sandbox = Sandbox::builder()
+//!     .capability(Capability::sync("weather.today", |_ctx, (city,): (String,)| {
+//!         Ok::<_, CapabilityError>(format!("sunny in {city}"))
+//!     }))
+//!     .build()?;
+//!
+//! let out = sandbox.eval("print(weather.today('Lisbon')) return 6 * 7").await?;
+//! assert_eq!(out.output, ["sunny in Lisbon"]);
+//! assert_eq!(out.values, [serde_json::json!(42)]);
+//!
+//! let err = sandbox.eval("while true do end").await.unwrap_err();
+//! assert_eq!(err.kind, ErrorKind::InstructionLimit);
+//! # Ok(()) }
+//! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+//! ```
+//!
+//! # Core concepts
+//!
+//! - [`Sandbox`]: the compiled guest plus a configuration. Building the first
+//!   one in a process compiles the guest (or loads it from the on-disk cache);
+//!   later ones reuse it. Cheap to clone, `Send + Sync`: share one.
+//! - [`Sandbox::eval`]: a fresh, isolated instance per call, discarded after.
+//! - [`Session`]: one instance whose Lua globals persist across evals, with
+//!   a private context `T` that capabilities see and scripts never do.
+//! - [`EvalOutput`] and [`EvalError`]: serde types. An error's `Display` is
+//!   the one line to show a model; its kind says what happened.
+//!
+//! # Security model
+//!
+//! The inner wall is the Lua sandbox inside the guest: removed functions,
+//! deterministic limits on instructions, call depth, string size, heap and
+//! output, none of which `pcall` can catch. The outer wall is wasmtime: fuel,
+//! a wall-clock timeout (epochs), a linear-memory cap, a wasm stack cap, and
+//! WASI that grants nothing. See docs/security.md for what each guarantees
+//! and where the guarantees end.
+//!
+//! # Async and cancellation
+//!
+//! Evals are async and run on tokio; long scripts yield every few
+//! milliseconds so that other tasks progress. Dropping an eval's future
+//! discards a fresh instance, or poisons a session.
+
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
+
+mod bindings;
+mod capability;
+mod error;
+mod guest;
+mod host;
+mod limits;
+mod outcome;
+mod records;
+mod sandbox;
+mod session;
+pub mod tool;
+
+pub use capability::{Args, Capability, CapabilityError};
+pub use error::{Error, ErrorKind, EvalError};
+pub use limits::Limits;
+pub use outcome::{EvalOutput, Stats};
+pub use records::Records;
+pub use sandbox::{DEFAULT_CHUNK_NAME, Determinism, Sandbox, SandboxBuilder};
+pub use session::Session;
+
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct Readme;
+
+const _: () = {
+    const fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<Sandbox>();
+    assert_send_sync::<EvalError>();
+    assert_send_sync::<Error>();
+};

@@ -1,0 +1,248 @@
+//! [`Session`]: one store, one instance, one Lua state that keeps its
+//! globals across evals.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use wasmtime::component::ResourceAny;
+use wasmtime::{Store, Trap, UpdateDeadline};
+
+use crate::bindings::{Guest, types};
+use crate::error::{ErrorKind, EvalError};
+use crate::host::HostState;
+use crate::outcome::{EvalOutput, Stats};
+use crate::sandbox::{DEFAULT_CHUNK_NAME, Sandbox};
+
+/// Prefix of the internal error that carries the guest's refusal of a
+/// configuration, so `build` can report it as [`crate::Error::Config`].
+pub(crate) const CONFIG_REFUSED: &str = "configuration refused: ";
+
+/// A Lua state that persists across evals, with a private context `T`.
+///
+/// Globals set by one eval are visible to the next, as in a REPL. Limits
+/// are per eval (instructions, output, fuel, timeout), except the Lua heap,
+/// which the session's state shares.
+///
+/// When the outer wall stops an eval ([`ErrorKind::Timeout`],
+/// [`ErrorKind::FuelExhausted`] or a trap), the instance is discarded and
+/// every later eval fails with [`ErrorKind::SessionPoisoned`]; the guest's own
+/// limits leave the session usable.
+///
+/// ```
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let sandbox = moonbox::Sandbox::builder().build()?;
+/// let mut session = sandbox.session(()).await?;
+/// session.eval("count = 41").await?;
+/// let out = session.eval("count = count + 1 return count").await?;
+/// assert_eq!(out.values, [serde_json::json!(42)]);
+/// # Ok(()) }
+/// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+/// ```
+pub struct Session<T: 'static> {
+    sandbox: Sandbox<T>,
+    store: Store<HostState<T>>,
+    guest: Guest,
+    handle: ResourceAny,
+    poisoned: Option<String>,
+    chunk_name: String,
+}
+
+impl<T> fmt::Debug for Session<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session")
+            .field("chunk_name", &self.chunk_name)
+            .field("poisoned", &self.poisoned.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+pub(crate) fn internal(message: impl Into<String>) -> EvalError {
+    EvalError::host(ErrorKind::Internal, message, DEFAULT_CHUNK_NAME, Stats::default())
+}
+
+impl<T: Send + Sync + 'static> Session<T> {
+    /// Instantiates the guest and creates its Lua session. `ctx` is `None`
+    /// only for throw-away instances that never call capabilities.
+    pub(crate) async fn start(sandbox: Sandbox<T>, ctx: Option<Arc<T>>) -> Result<Session<T>, EvalError> {
+        let started = Instant::now();
+        let inner = sandbox.inner();
+        let limits = inner.limits;
+        let host = HostState::new(
+            inner.registry.clone(),
+            ctx,
+            limits.effective_wasm_memory(),
+            limits.memory,
+            inner.determinism,
+        );
+        let mut store = Store::new(&inner.shared.engine, host);
+        store.limiter(|data| &mut data.limiter);
+        store.epoch_deadline_callback(|ctx| match ctx.data().deadline {
+            Some(deadline) if Instant::now() >= deadline => Ok(UpdateDeadline::Interrupt),
+            _ => Ok(UpdateDeadline::Yield(1)),
+        });
+        store.set_epoch_deadline(1);
+        store.set_fuel(limits.fuel).map_err(|e| internal(format!("cannot set fuel: {e}")))?;
+        store.data_mut().deadline = Some(started + limits.timeout);
+
+        let work = async {
+            let guest = inner.pre.instantiate_async(&mut store).await?;
+            let created = guest.moonbox_sandbox_lua().session().call_create(&mut store, &inner.config).await?;
+            Ok::<_, wasmtime::Error>((guest, created))
+        };
+        let outcome = tokio::time::timeout(limits.timeout, work).await;
+        let stats = Stats { wall_time_us: micros(started.elapsed()), ..Stats::default() };
+        let (guest, created) = match outcome {
+            Err(_) => return Err(EvalError::host(ErrorKind::Timeout, timeout_message(limits.timeout), DEFAULT_CHUNK_NAME, stats)),
+            Ok(Err(e)) => return Err(trap_error(&e, &store, DEFAULT_CHUNK_NAME, stats, limits.timeout)),
+            Ok(Ok(pair)) => pair,
+        };
+        let handle = created.map_err(|refusal| internal(format!("{CONFIG_REFUSED}{refusal}")))?;
+        store.data_mut().deadline = None;
+        Ok(Session { sandbox, store, guest, handle, poisoned: None, chunk_name: DEFAULT_CHUNK_NAME.to_owned() })
+    }
+
+    /// Sets the chunk name later evals use in messages (`tool.lua:3: ...`).
+    /// Default: [`DEFAULT_CHUNK_NAME`].
+    pub fn set_chunk_name(&mut self, name: impl Into<String>) {
+        self.chunk_name = name.into();
+    }
+
+    /// The sandbox this session belongs to.
+    pub fn sandbox(&self) -> &Sandbox<T> {
+        &self.sandbox
+    }
+
+    /// Runs `code` with the session's globals.
+    ///
+    /// # Errors
+    /// The script's failure as an [`EvalError`].
+    ///
+    /// # Cancel safety
+    /// Dropping the future mid-eval poisons the session: later evals fail
+    /// with [`ErrorKind::SessionPoisoned`].
+    pub async fn eval(&mut self, code: &str) -> Result<EvalOutput, EvalError> {
+        let chunk = self.chunk_name.clone();
+        self.eval_chunk(code, &chunk).await
+    }
+
+    /// Runs `code` as a chunk named `chunk_name`.
+    ///
+    /// # Errors
+    /// The script's failure as an [`EvalError`].
+    ///
+    /// # Cancel safety
+    /// As for [`Session::eval`].
+    pub async fn eval_chunk(&mut self, code: &str, chunk_name: &str) -> Result<EvalOutput, EvalError> {
+        if let Some(reason) = &self.poisoned {
+            return Err(EvalError::host(
+                ErrorKind::SessionPoisoned,
+                format!("this session can no longer run code: {reason}; start a new session"),
+                chunk_name,
+                Stats::default(),
+            ));
+        }
+        let limits = *self.sandbox.limits();
+        let started = Instant::now();
+        self.store.set_fuel(limits.fuel).map_err(|e| internal(format!("cannot set fuel: {e}")))?;
+        self.store.data_mut().deadline = Some(started + limits.timeout);
+        self.store.data_mut().limiter.refused = false;
+        // If this future is dropped before the call returns, the session
+        // stays poisoned.
+        self.poisoned = Some("an earlier eval was cancelled mid-run".to_owned());
+        let accessor = self.guest.moonbox_sandbox_lua().session();
+        let call = accessor.call_eval(&mut self.store, self.handle, code, chunk_name);
+        let outcome = tokio::time::timeout(limits.timeout, call).await;
+        self.store.data_mut().deadline = None;
+        let fuel_used = limits.fuel.saturating_sub(self.store.get_fuel().unwrap_or(0));
+        let mut stats = Stats { fuel_used, wall_time_us: micros(started.elapsed()), ..Stats::default() };
+        let result = match outcome {
+            Err(_) => Err(EvalError::host(ErrorKind::Timeout, timeout_message(limits.timeout), chunk_name, stats)),
+            Ok(Err(e)) => Err(trap_error(&e, &self.store, chunk_name, stats, limits.timeout)),
+            Ok(Ok(Ok(success))) => {
+                add_guest_stats(&mut stats, &success.stats);
+                match serde_json::from_str::<Vec<serde_json::Value>>(&success.values) {
+                    Ok(values) => Ok(EvalOutput { values, output: success.output, stats }),
+                    Err(e) => Err(EvalError::host(
+                        ErrorKind::Internal,
+                        format!("the guest returned malformed JSON values ({e})"),
+                        chunk_name,
+                        stats,
+                    )),
+                }
+            }
+            Ok(Ok(Err(failure))) => {
+                add_guest_stats(&mut stats, &failure.stats);
+                Err(lua_error(failure.error, failure.output, stats))
+            }
+        };
+        self.poisoned = match &result {
+            Err(e) if e.kind.is_outer() => Some(format!("an earlier eval ended with {}", e.kind)),
+            _ => None,
+        };
+        result
+    }
+
+    pub(crate) async fn check(&mut self, code: &str, chunk_name: &str) -> Result<(), EvalError> {
+        let limits = *self.sandbox.limits();
+        let started = Instant::now();
+        self.store.set_fuel(limits.fuel).map_err(|e| internal(format!("cannot set fuel: {e}")))?;
+        self.store.data_mut().deadline = Some(started + limits.timeout);
+        let call = self.guest.moonbox_sandbox_lua().call_check(&mut self.store, code, chunk_name);
+        let outcome = tokio::time::timeout(limits.timeout, call).await;
+        let stats = Stats { wall_time_us: micros(started.elapsed()), ..Stats::default() };
+        match outcome {
+            Err(_) => Err(EvalError::host(ErrorKind::Timeout, timeout_message(limits.timeout), chunk_name, stats)),
+            Ok(Err(e)) => Err(trap_error(&e, &self.store, chunk_name, stats, limits.timeout)),
+            Ok(Ok(Ok(()))) => Ok(()),
+            Ok(Ok(Err(error))) => Err(lua_error(error, Vec::new(), stats)),
+        }
+    }
+}
+
+fn micros(d: Duration) -> u64 {
+    u64::try_from(d.as_micros()).unwrap_or(u64::MAX)
+}
+
+fn timeout_message(timeout: Duration) -> String {
+    format!("the script ran longer than the {} ms timeout", timeout.as_millis())
+}
+
+fn add_guest_stats(stats: &mut Stats, guest: &types::Stats) {
+    stats.instructions = guest.instructions;
+    stats.peak_memory_bytes = guest.peak_memory_bytes;
+    stats.capability_calls = guest.capability_calls;
+}
+
+fn lua_error(e: types::LuaError, output: Vec<String>, stats: Stats) -> EvalError {
+    use types::ErrorKind as K;
+    let kind = match e.kind {
+        K::Syntax => ErrorKind::Syntax,
+        K::Runtime => ErrorKind::Runtime,
+        K::Sandboxed => ErrorKind::Sandboxed,
+        K::Capability => ErrorKind::Capability,
+        K::InstructionLimit => ErrorKind::InstructionLimit,
+        K::CallDepth => ErrorKind::CallDepth,
+        K::MemoryLimit => ErrorKind::MemoryLimit,
+        K::StringSize => ErrorKind::StringSize,
+        K::OutputLimit => ErrorKind::OutputLimit,
+        K::InvalidValue => ErrorKind::InvalidValue,
+    };
+    EvalError { kind, message: e.message, chunk: e.chunk, line: e.line, traceback: e.traceback, output, stats }
+}
+
+/// Maps a wasmtime error (a trap, usually) to the kind the outer wall means.
+fn trap_error<T>(e: &wasmtime::Error, store: &Store<HostState<T>>, chunk: &str, stats: Stats, timeout: Duration) -> EvalError {
+    let (kind, message) = match e.downcast_ref::<Trap>() {
+        Some(Trap::OutOfFuel) => (ErrorKind::FuelExhausted, "the script used up its fuel (the host's instruction budget)".to_owned()),
+        Some(Trap::Interrupt) => (ErrorKind::Timeout, timeout_message(timeout)),
+        Some(Trap::StackOverflow) => (ErrorKind::CallDepth, "the script exhausted the wasm stack (recursion through C functions is too deep)".to_owned()),
+        _ if store.data().limiter.refused => (
+            ErrorKind::MemoryLimit,
+            "the sandbox ran out of linear memory (the wasm_memory limit)".to_owned(),
+        ),
+        Some(trap) => (ErrorKind::Internal, format!("the guest trapped: {trap}")),
+        None => (ErrorKind::Internal, format!("the sandbox failed: {e}")),
+    };
+    EvalError::host(kind, message, chunk, stats)
+}
