@@ -11,8 +11,8 @@ use crate::sandbox::raise_tagged;
 use crate::vm::{Capability, Kind, Vm};
 
 const KEYWORDS: &[&str] = &[
-    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in", "local", "nil",
-    "not", "or", "repeat", "return", "then", "true", "until", "while",
+    "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in",
+    "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
 ];
 
 /// Checks names, argument counts and uniqueness before any Lua runs.
@@ -115,20 +115,28 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
     unsafe {
         let vm = Vm::from_state(l);
         let index = ffi::lua_tointegerx(l, ffi::lua_upvalueindex(1), std::ptr::null_mut());
-        let Some(cap) = usize::try_from(index).ok().and_then(|i| vm.capabilities.get(i)) else {
+        let Some(cap) = usize::try_from(index)
+            .ok()
+            .and_then(|i| vm.capabilities.get(i))
+        else {
             return Err(raise_tagged(l, Kind::Capability, "unknown capability"));
         };
         let n = ffi::lua_gettop(l);
         let got = u32::try_from(n).unwrap_or(0);
         if got < cap.min_args || got > cap.max_args {
-            let msg = format!("{}: expected {}, got {got}", cap.name, arity(cap.min_args, cap.max_args));
+            let msg = format!(
+                "{}: expected {}, got {got}",
+                cap.name,
+                arity(cap.min_args, cap.max_args)
+            );
             return Err(raise_tagged(l, Kind::Capability, &msg));
         }
         let args = match json::encode_args(l, n, &cap.name, vm.limits.max_value_depth) {
             Ok(args) => args,
             Err(msg) => return Err(raise_tagged(l, Kind::Capability, &msg)),
         };
-        vm.capability_calls.set(vm.capability_calls.get().saturating_add(1));
+        vm.capability_calls
+            .set(vm.capability_calls.get().saturating_add(1));
         let reply = capabilities::call(&cap.name, &args);
         drop(args);
         match reply {

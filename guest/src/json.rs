@@ -32,7 +32,13 @@ pub struct Encoder {
 
 impl Encoder {
     fn new(root: String, max_depth: u32) -> Self {
-        Encoder { out: String::new(), root, path: Vec::new(), open: Vec::new(), max_depth }
+        Encoder {
+            out: String::new(),
+            root,
+            path: Vec::new(),
+            open: Vec::new(),
+            max_depth,
+        }
     }
 
     fn describe(&self, len: usize) -> String {
@@ -62,12 +68,18 @@ impl Encoder {
         unsafe {
             match ffi::lua_type(l, idx) {
                 ffi::LUA_TNIL => self.out.push_str("null"),
-                ffi::LUA_TBOOLEAN => {
-                    self.out.push_str(if ffi::lua_toboolean(l, idx) != 0 { "true" } else { "false" })
-                }
+                ffi::LUA_TBOOLEAN => self.out.push_str(if ffi::lua_toboolean(l, idx) != 0 {
+                    "true"
+                } else {
+                    "false"
+                }),
                 ffi::LUA_TNUMBER => {
                     if ffi::lua_isinteger(l, idx) != 0 {
-                        let _ = write!(self.out, "{}", ffi::lua_tointegerx(l, idx, std::ptr::null_mut()));
+                        let _ = write!(
+                            self.out,
+                            "{}",
+                            ffi::lua_tointegerx(l, idx, std::ptr::null_mut())
+                        );
                     } else {
                         let f = ffi::lua_tonumberx(l, idx, std::ptr::null_mut());
                         self.float(f)?;
@@ -76,7 +88,10 @@ impl Encoder {
                 ffi::LUA_TSTRING => {
                     let bytes = lua::string_bytes(l, idx).unwrap_or_default();
                     let Ok(text) = std::str::from_utf8(bytes) else {
-                        return Err(format!("{} is a string that is not valid UTF-8", self.here()));
+                        return Err(format!(
+                            "{} is a string that is not valid UTF-8",
+                            self.here()
+                        ));
                     };
                     write_string(&mut self.out, text);
                 }
@@ -91,11 +106,17 @@ impl Encoder {
 
     fn float(&mut self, f: f64) -> Result<(), String> {
         if f.is_nan() {
-            return Err(format!("{} is NaN, which JSON cannot represent", self.here()));
+            return Err(format!(
+                "{} is NaN, which JSON cannot represent",
+                self.here()
+            ));
         }
         if f.is_infinite() {
             let sign = if f < 0.0 { "-" } else { "" };
-            return Err(format!("{} is {sign}inf, which JSON cannot represent", self.here()));
+            return Err(format!(
+                "{} is {sign}inf, which JSON cannot represent",
+                self.here()
+            ));
         }
         // Debug formatting is the shortest round-trip form and always marks a
         // float (`1.0`, `1e300`), so floats stay floats on the other side.
@@ -107,7 +128,11 @@ impl Encoder {
         unsafe {
             let address = ffi::lua_topointer(l, idx) as usize;
             if let Some(&(_, len)) = self.open.iter().find(|(a, _)| *a == address) {
-                return Err(format!("{} refers back to {} (a cycle)", self.here(), self.describe(len)));
+                return Err(format!(
+                    "{} refers back to {} (a cycle)",
+                    self.here(),
+                    self.describe(len)
+                ));
             }
             if self.open.len() >= self.max_depth as usize {
                 return Err(format!(
@@ -117,7 +142,10 @@ impl Encoder {
                 ));
             }
             if ffi::lua_checkstack(l, 4) == 0 {
-                return Err(format!("{} nests too deeply for the Lua stack", self.here()));
+                return Err(format!(
+                    "{} nests too deeply for the Lua stack",
+                    self.here()
+                ));
             }
             self.open.push((address, self.path.len()));
             let shape = self.shape(l, idx)?;
@@ -185,7 +213,8 @@ impl Encoder {
                         strings = true;
                         let key = lua::string_bytes(l, -2).unwrap_or_default();
                         if std::str::from_utf8(key).is_err() {
-                            problem = Some(format!("{} has a key that is not valid UTF-8", self.here()));
+                            problem =
+                                Some(format!("{} has a key that is not valid UTF-8", self.here()));
                         }
                     }
                     ffi::LUA_TNUMBER if ffi::lua_isinteger(l, -2) != 0 => {
@@ -202,7 +231,10 @@ impl Encoder {
                     t => {
                         let kind = type_name(l, t);
                         let key = if t == ffi::LUA_TNUMBER {
-                            format!("the float key {:?}", ffi::lua_tonumberx(l, -2, std::ptr::null_mut()))
+                            format!(
+                                "the float key {:?}",
+                                ffi::lua_tonumberx(l, -2, std::ptr::null_mut())
+                            )
                         } else {
                             format!("a key that is a {kind}")
                         };
@@ -233,7 +265,11 @@ impl Encoder {
                     self.here()
                 ));
             }
-            Ok(if strings { Shape::Object } else { Shape::Array(count) })
+            Ok(if strings {
+                Shape::Object
+            } else {
+                Shape::Array(count)
+            })
         }
     }
 }
@@ -246,7 +282,9 @@ enum Shape {
 unsafe fn type_name(l: *mut lua_State, t: c_int) -> String {
     unsafe {
         let name = ffi::lua_typename(l, t);
-        std::ffi::CStr::from_ptr(name).to_string_lossy().into_owned()
+        std::ffi::CStr::from_ptr(name)
+            .to_string_lossy()
+            .into_owned()
     }
 }
 
@@ -307,7 +345,12 @@ pub unsafe fn encode_values(
 ///
 /// # Safety
 /// `l` is a live state with at least `n` values on the stack.
-pub unsafe fn encode_args(l: *mut lua_State, n: c_int, name: &str, max_depth: u32) -> Result<String, String> {
+pub unsafe fn encode_args(
+    l: *mut lua_State,
+    n: c_int,
+    name: &str,
+    max_depth: u32,
+) -> Result<String, String> {
     unsafe {
         let mut out = String::from("[");
         for idx in 1..=n {
@@ -332,7 +375,12 @@ pub unsafe fn push(l: *mut lua_State, value: &Value, max_depth: u32) -> Result<(
     unsafe { push_at(l, value, max_depth, 0) }
 }
 
-unsafe fn push_at(l: *mut lua_State, value: &Value, max_depth: u32, depth: u32) -> Result<(), String> {
+unsafe fn push_at(
+    l: *mut lua_State,
+    value: &Value,
+    max_depth: u32,
+    depth: u32,
+) -> Result<(), String> {
     unsafe {
         if ffi::lua_checkstack(l, 3) == 0 {
             return Err("value nests too deeply for the Lua stack".to_owned());
@@ -347,7 +395,9 @@ unsafe fn push_at(l: *mut lua_State, value: &Value, max_depth: u32, depth: u32) 
             Value::String(s) => lua::push_bytes(l, s.as_bytes()),
             Value::Array(items) => {
                 if depth >= max_depth {
-                    return Err(format!("value nests deeper than {max_depth} levels (max-value-depth)"));
+                    return Err(format!(
+                        "value nests deeper than {max_depth} levels (max-value-depth)"
+                    ));
                 }
                 ffi::lua_createtable(l, crate::vm::to_c_int(items.len()), 0);
                 let table = ffi::lua_gettop(l);
@@ -361,7 +411,9 @@ unsafe fn push_at(l: *mut lua_State, value: &Value, max_depth: u32, depth: u32) 
             }
             Value::Object(members) => {
                 if depth >= max_depth {
-                    return Err(format!("value nests deeper than {max_depth} levels (max-value-depth)"));
+                    return Err(format!(
+                        "value nests deeper than {max_depth} levels (max-value-depth)"
+                    ));
                 }
                 ffi::lua_createtable(l, 0, crate::vm::to_c_int(members.len()));
                 let table = ffi::lua_gettop(l);

@@ -58,12 +58,19 @@ impl GuestSession for GuestSessionImpl {
             modules: config
                 .modules
                 .into_iter()
-                .map(|m| sandbox::Module { name: m.name, source: m.source })
+                .map(|m| sandbox::Module {
+                    name: m.name,
+                    source: m.source,
+                })
                 .collect(),
             capabilities: config
                 .capabilities
                 .into_iter()
-                .map(|c| vm::Capability { name: c.name, min_args: c.min_args, max_args: c.max_args })
+                .map(|c| vm::Capability {
+                    name: c.name,
+                    min_args: c.min_args,
+                    max_args: c.max_args,
+                })
                 .collect(),
             deterministic: config.deterministic.map(|d| (d.clock, d.seed)),
         };
@@ -79,8 +86,16 @@ impl GuestSession for GuestSessionImpl {
             capability_calls: outcome.stats.capability_calls,
         };
         match outcome.result {
-            Ok(values) => Ok(types::Success { values, output: outcome.output, stats }),
-            Err(error) => Err(types::Failure { error: to_wit_error(error), output: outcome.output, stats }),
+            Ok(values) => Ok(types::Success {
+                values,
+                output: outcome.output,
+                stats,
+            }),
+            Err(error) => Err(types::Failure {
+                error: to_wit_error(error),
+                output: outcome.output,
+                stats,
+            }),
         }
     }
 }
@@ -100,7 +115,13 @@ fn to_wit_error(e: session::Error) -> types::LuaError {
         Kind::OutputLimit => K::OutputLimit,
         Kind::InvalidValue => K::InvalidValue,
     };
-    types::LuaError { kind, message: e.message, chunk: e.chunk, line: e.line, traceback: e.traceback }
+    types::LuaError {
+        kind,
+        message: e.message,
+        chunk: e.chunk,
+        line: e.line,
+        traceback: e.traceback,
+    }
 }
 
 bindings::export!(Component with_types_in bindings);

@@ -12,9 +12,9 @@
 //! body returns `Result<c_int, Raise>` with every owned Rust value dropped,
 //! and only the thin `extern "C-unwind"` entry point calls `lua_error`.
 
-use std::ffi::{c_char, c_int};
 pub use mlua::ffi;
 pub use mlua::ffi::lua_State;
+use std::ffi::{c_char, c_int};
 
 /// Marker returned by a C function body when it has pushed an error value
 /// and wants the entry point to raise it.
@@ -67,6 +67,7 @@ pub unsafe fn string_bytes<'a>(l: *mut lua_State, idx: c_int) -> Option<&'a [u8]
 /// # Safety
 /// `l` is valid, `table` is an absolute index of a table. May raise.
 pub unsafe fn set_field(l: *mut lua_State, table: c_int, name: &str) {
+    debug_assert!(table > 0, "set_field needs an absolute index");
     unsafe {
         push_bytes(l, name.as_bytes());
         ffi::lua_insert(l, -2);
@@ -79,6 +80,7 @@ pub unsafe fn set_field(l: *mut lua_State, table: c_int, name: &str) {
 /// # Safety
 /// `l` is valid, `table` is an absolute index of a table. May raise.
 pub unsafe fn get_field(l: *mut lua_State, table: c_int, name: &str) -> c_int {
+    debug_assert!(table > 0, "get_field needs an absolute index");
     unsafe {
         push_bytes(l, name.as_bytes());
         ffi::lua_rawget(l, table)
@@ -123,7 +125,11 @@ pub unsafe fn position(l: *mut lua_State, level: c_int) -> String {
 ///
 /// # Safety
 /// `l` is a valid state; `f` follows the crate's C-function pattern.
-pub unsafe fn protected(l: *mut lua_State, f: ffi::lua_CFunction, arg: *mut std::ffi::c_void) -> c_int {
+pub unsafe fn protected(
+    l: *mut lua_State,
+    f: ffi::lua_CFunction,
+    arg: *mut std::ffi::c_void,
+) -> c_int {
     unsafe {
         ffi::lua_pushcfunction(l, f);
         ffi::lua_pushlightuserdata(l, arg);

@@ -8,7 +8,10 @@ use crate::lua::{self, Raise, ffi, lua_State};
 use crate::vm::{Kind, Vm};
 
 /// `io` functions; each is sandboxed unless `io` or `io.NAME` is allowed.
-const IO: &[&str] = &["close", "flush", "input", "lines", "open", "output", "popen", "read", "tmpfile", "type", "write"];
+const IO: &[&str] = &[
+    "close", "flush", "input", "lines", "open", "output", "popen", "read", "tmpfile", "type",
+    "write",
+];
 /// `os` functions that are sandboxed unless `os` or `os.NAME` is allowed.
 const OS: &[&str] = &["execute", "exit", "getenv", "remove", "rename", "tmpname"];
 /// `debug` functions; all but `traceback` are sandboxed unless `debug` or
@@ -32,7 +35,13 @@ const DEBUG: &[&str] = &[
     "upvaluejoin",
 ];
 /// Stand-alone names that may be allowed.
-const OTHERS: &[&str] = &["package", "dofile", "loadfile", "string.dump", "binary-chunks"];
+const OTHERS: &[&str] = &[
+    "package",
+    "dofile",
+    "loadfile",
+    "string.dump",
+    "binary-chunks",
+];
 
 /// Every name `config.allow` accepts.
 pub fn allowable_names() -> Vec<String> {
@@ -237,7 +246,8 @@ unsafe fn deterministic(l: *mut lua_State, globals: c_int, seed: i64) {
         ffi::lua_pop(l, 1);
 
         lua::get_field(l, globals, "math");
-        lua::get_field(l, -1, "randomseed");
+        let math = ffi::lua_gettop(l);
+        lua::get_field(l, math, "randomseed");
         ffi::lua_pushinteger(l, seed);
         ffi::lua_call(l, 1, 0);
         ffi::lua_pop(l, 1);
@@ -309,14 +319,19 @@ unsafe fn print_body(l: *mut lua_State) -> Result<c_int, Raise> {
         let total = vm.output_bytes.get().saturating_add(line.len() as u64 + 1);
         let max = vm.limits.max_output_bytes;
         if total > max {
-            let message = format!("{}output limit exceeded (max-output-bytes is {max})", lua::position(l, 1));
+            let message = format!(
+                "{}output limit exceeded (max-output-bytes is {max})",
+                lua::position(l, 1)
+            );
             vm.trip(Kind::OutputLimit, message);
             let message = vm.tripped().map(|t| t.message).unwrap_or_default();
             lua::push_bytes(l, message.as_bytes());
             return Err(Raise);
         }
         vm.output_bytes.set(total);
-        vm.output.borrow_mut().push(String::from_utf8_lossy(line).into_owned());
+        vm.output
+            .borrow_mut()
+            .push(String::from_utf8_lossy(line).into_owned());
         Ok(0)
     }
 }
@@ -383,13 +398,19 @@ unsafe fn load_body(l: *mut lua_State) -> Result<c_int, Raise> {
         if is_string {
             let chunk = lua::to_bytes(l, 1).unwrap_or_default();
             if chunk.first() == Some(&0x1b) {
-                return Err(raise_tagged(l, Kind::Sandboxed, "load of binary chunks is sandboxed"));
+                return Err(raise_tagged(
+                    l,
+                    Kind::Sandboxed,
+                    "load of binary chunks is sandboxed",
+                ));
             }
         } else {
             ffi::luaL_checktype(l, 1, ffi::LUA_TFUNCTION);
             // A reader function's chunk is only seen by Lua: refuse binary
             // through the mode instead.
-            let mode = lua::to_bytes(l, 3).map(|m| m.to_vec()).unwrap_or_else(|| b"bt".to_vec());
+            let mode = lua::to_bytes(l, 3)
+                .map(|m| m.to_vec())
+                .unwrap_or_else(|| b"bt".to_vec());
             let text: Vec<u8> = mode.into_iter().filter(|&c| c != b'b').collect();
             if ffi::lua_gettop(l) < 3 {
                 ffi::lua_settop(l, 3);

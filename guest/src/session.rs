@@ -69,7 +69,10 @@ impl Session {
         let allow = Allow::new(&config.allow)?;
         for (i, module) in config.modules.iter().enumerate() {
             if module.name.is_empty() || module.name.contains('\0') {
-                return Err(format!("module name '{}' is empty or contains NUL", module.name));
+                return Err(format!(
+                    "module name '{}' is empty or contains NUL",
+                    module.name
+                ));
             }
             if config.modules[..i].iter().any(|m| m.name == module.name) {
                 return Err(format!("module '{}' is registered twice", module.name));
@@ -84,12 +87,23 @@ impl Session {
             )
         })?;
         let state = vm.state();
-        let setup = Setup { allow: &allow, modules: &config.modules, seed: config.deterministic.map(|(_, s)| s) };
+        let setup = Setup {
+            allow: &allow,
+            modules: &config.modules,
+            seed: config.deterministic.map(|(_, s)| s),
+        };
         // SAFETY: the state is fresh and `setup` outlives the protected call.
-        let status = unsafe { lua::protected(state, setup_entry, (&setup as *const Setup).cast_mut().cast::<c_void>()) };
+        let status = unsafe {
+            lua::protected(
+                state,
+                setup_entry,
+                (&setup as *const Setup).cast_mut().cast::<c_void>(),
+            )
+        };
         if status != ffi::LUA_OK {
             // SAFETY: the error value is on top of the live state.
-            let msg = unsafe { lua::to_bytes(state, -1) }.unwrap_or(b"error while creating the session");
+            let msg =
+                unsafe { lua::to_bytes(state, -1) }.unwrap_or(b"error while creating the session");
             if status == ffi::LUA_ERRMEM {
                 return Err(format!(
                     "max-memory-bytes ({}) is too small to open the Lua libraries",
@@ -116,7 +130,13 @@ impl Session {
             limits::arm(l);
             ffi::lua_pushcfunction(l, message_handler);
             let name = lua::cstring(&format!("@{chunk}"));
-            let status = ffi::luaL_loadbufferx(l, code.as_ptr().cast(), code.len(), name.as_ptr(), c"t".as_ptr());
+            let status = ffi::luaL_loadbufferx(
+                l,
+                code.as_ptr().cast(),
+                code.len(),
+                name.as_ptr(),
+                c"t".as_ptr(),
+            );
             let result = if status != ffi::LUA_OK {
                 Err(self.error(l, status, chunk))
             } else {
@@ -129,8 +149,15 @@ impl Session {
                     Err(self.error_from(trip.kind, trip.message, None, chunk))
                 } else {
                     let top = ffi::lua_gettop(l);
-                    json::encode_values(l, 2, top, "result", vm.limits.max_value_depth)
-                        .map_err(|msg| Error { kind: Kind::InvalidValue, message: msg, chunk: chunk.to_owned(), line: None, traceback: None })
+                    json::encode_values(l, 2, top, "result", vm.limits.max_value_depth).map_err(
+                        |msg| Error {
+                            kind: Kind::InvalidValue,
+                            message: msg,
+                            chunk: chunk.to_owned(),
+                            line: None,
+                            traceback: None,
+                        },
+                    )
                 }
             };
             ffi::lua_settop(l, 0);
@@ -166,11 +193,21 @@ impl Session {
                 None => Kind::Runtime,
             },
         };
-        let traceback = if kind == Kind::Syntax { None } else { traceback };
+        let traceback = if kind == Kind::Syntax {
+            None
+        } else {
+            traceback
+        };
         self.error_from(kind, message, traceback, chunk)
     }
 
-    fn error_from(&self, kind: Kind, message: String, traceback: Option<String>, chunk: &str) -> Error {
+    fn error_from(
+        &self,
+        kind: Kind,
+        message: String,
+        traceback: Option<String>,
+        chunk: &str,
+    ) -> Error {
         located(kind, message, traceback, chunk)
     }
 }
@@ -181,7 +218,13 @@ fn located(kind: Kind, message: String, traceback: Option<String>, chunk: &str) 
         Some((c, line)) => (c, Some(line)),
         None => (chunk.to_owned(), None),
     };
-    Error { kind, message, chunk: at_chunk, line, traceback }
+    Error {
+        kind,
+        message,
+        chunk: at_chunk,
+        line,
+        traceback,
+    }
 }
 
 /// `("chunk", 3)` for a message starting `chunk:3: `. The evaluated chunk's
@@ -191,7 +234,10 @@ fn split_position(message: &str, chunk: &str) -> Option<(String, u32)> {
         let end = rest.find(':')?;
         rest[..end].parse().ok()
     };
-    if let Some(rest) = message.strip_prefix(chunk).and_then(|r| r.strip_prefix(':')) {
+    if let Some(rest) = message
+        .strip_prefix(chunk)
+        .and_then(|r| r.strip_prefix(':'))
+    {
         if let Some(line) = line_after(rest) {
             return Some((chunk.to_owned(), line));
         }
@@ -212,7 +258,9 @@ fn split_position(message: &str, chunk: &str) -> Option<(String, u32)> {
 unsafe fn describe_error_object(l: *mut lua_State) -> String {
     unsafe {
         let t = ffi::lua_type(l, -1);
-        let name = std::ffi::CStr::from_ptr(ffi::lua_typename(l, t)).to_string_lossy().into_owned();
+        let name = std::ffi::CStr::from_ptr(ffi::lua_typename(l, t))
+            .to_string_lossy()
+            .into_owned();
         format!("(error object is a {name} value)")
     }
 }
@@ -232,7 +280,9 @@ unsafe extern "C-unwind" fn setup_entry(l: *mut lua_State) -> c_int {
 unsafe extern "C-unwind" fn message_handler(l: *mut lua_State) -> c_int {
     unsafe {
         if ffi::lua_tolstring(l, 1, std::ptr::null_mut()).is_null() {
-            if ffi::luaL_callmeta(l, 1, c"__tostring".as_ptr()) == 0 || ffi::lua_type(l, -1) != ffi::LUA_TSTRING {
+            if ffi::luaL_callmeta(l, 1, c"__tostring".as_ptr()) == 0
+                || ffi::lua_type(l, -1) != ffi::LUA_TSTRING
+            {
                 let name = ffi::luaL_typename(l, 1);
                 ffi::lua_pushfstring(l, c"(error object is a %s value)".as_ptr(), name);
             }
@@ -259,18 +309,35 @@ pub fn check(code: &str, chunk: &str) -> Result<(), Error> {
         max_value_depth: 1,
     };
     let Some(vm) = Vm::new(limits, Vec::new(), None) else {
-        return Err(located(Kind::MemoryLimit, "not enough memory".to_owned(), None, chunk));
+        return Err(located(
+            Kind::MemoryLimit,
+            "not enough memory".to_owned(),
+            None,
+            chunk,
+        ));
     };
     let l = vm.state();
     let name = lua::cstring(&format!("@{chunk}"));
     // SAFETY: a fresh state; loading is protected by Lua itself.
     unsafe {
-        let status = ffi::luaL_loadbufferx(l, code.as_ptr().cast(), code.len(), name.as_ptr(), c"t".as_ptr());
+        let status = ffi::luaL_loadbufferx(
+            l,
+            code.as_ptr().cast(),
+            code.len(),
+            name.as_ptr(),
+            c"t".as_ptr(),
+        );
         if status == ffi::LUA_OK {
             return Ok(());
         }
-        let message = lua::to_bytes(l, -1).map(|m| String::from_utf8_lossy(m).into_owned()).unwrap_or_default();
-        let kind = if status == ffi::LUA_ERRMEM { Kind::MemoryLimit } else { Kind::Syntax };
+        let message = lua::to_bytes(l, -1)
+            .map(|m| String::from_utf8_lossy(m).into_owned())
+            .unwrap_or_default();
+        let kind = if status == ffi::LUA_ERRMEM {
+            Kind::MemoryLimit
+        } else {
+            Kind::Syntax
+        };
         Err(located(kind, message, None, chunk))
     }
 }
@@ -281,8 +348,14 @@ mod tests {
 
     #[test]
     fn position_prefers_the_evaluated_chunk() {
-        assert_eq!(split_position("a:b.lua:3: oops", "a:b.lua"), Some(("a:b.lua".to_owned(), 3)));
-        assert_eq!(split_position("json:12: bad", "main.lua"), Some(("json".to_owned(), 12)));
+        assert_eq!(
+            split_position("a:b.lua:3: oops", "a:b.lua"),
+            Some(("a:b.lua".to_owned(), 3))
+        );
+        assert_eq!(
+            split_position("json:12: bad", "main.lua"),
+            Some(("json".to_owned(), 12))
+        );
         assert_eq!(split_position("not enough memory", "main.lua"), None);
     }
 }

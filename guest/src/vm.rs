@@ -92,7 +92,11 @@ pub struct Vm {
 impl Vm {
     /// Creates the Lua state. Returns `None` when `limits.max_memory_bytes`
     /// is too small for an empty state.
-    pub fn new(limits: Limits, capabilities: Vec<Capability>, clock: Option<i64>) -> Option<Box<Vm>> {
+    pub fn new(
+        limits: Limits,
+        capabilities: Vec<Capability>,
+        clock: Option<i64>,
+    ) -> Option<Box<Vm>> {
         let vm = Box::new(Vm {
             state: Cell::new(ptr::null_mut()),
             limits,
@@ -112,7 +116,8 @@ impl Vm {
         });
         // SAFETY: the Box gives the Vm a stable address that outlives the
         // state: `Drop` closes the state before the Box is freed.
-        let state = unsafe { ffi::lua_newstate(allocate, (&*vm as *const Vm).cast_mut().cast::<c_void>()) };
+        let state =
+            unsafe { ffi::lua_newstate(allocate, (&*vm as *const Vm).cast_mut().cast::<c_void>()) };
         if state.is_null() {
             return None;
         }
@@ -212,7 +217,12 @@ fn layout(size: usize) -> Layout {
 ///
 /// For a new object Lua passes its type tag in `osize`, which is how string
 /// objects are told apart and refused before they are allocated.
-unsafe extern "C" fn allocate(ud: *mut c_void, block: *mut c_void, osize: usize, nsize: usize) -> *mut c_void {
+unsafe extern "C" fn allocate(
+    ud: *mut c_void,
+    block: *mut c_void,
+    osize: usize,
+    nsize: usize,
+) -> *mut c_void {
     // SAFETY: `ud` is the `Vm` registered in `Vm::new`.
     let vm = unsafe { &*(ud as *const Vm) };
     let old = if block.is_null() { 0 } else { osize };

@@ -8,4 +8,4 @@ wasmtime::component::bindgen!({
     exports: { default: async },
 });
 
-pub(crate) use moonbox::sandbox::types;
+pub(crate) use self::moonbox::sandbox::types;

@@ -33,7 +33,9 @@ pub struct CapabilityError {
 impl CapabilityError {
     /// An error with this message.
     pub fn new(message: impl Into<String>) -> Self {
-        CapabilityError { message: message.into() }
+        CapabilityError {
+            message: message.into(),
+        }
     }
 
     /// The message the script sees (after the capability's name).
@@ -68,10 +70,10 @@ impl From<&str> for CapabilityError {
 /// `records.get: argument #1 must be a string (got integer 42)`.
 pub trait Args: Sized + Send + 'static {
     /// The most arguments the tuple takes.
-    const MAX: u32;
-    /// The fewest: `MAX` minus trailing arguments that accept `null`.
-    fn min() -> u32;
-    /// Converts JSON arguments (already padded with `null` to `MAX`).
+    const MAX_ARGS: u32;
+    /// The fewest: `MAX_ARGS` minus trailing arguments that accept `null`.
+    fn min_args() -> u32;
+    /// Converts JSON arguments (already padded with `null` to `MAX_ARGS`).
     fn from_values(values: Vec<Value>) -> Result<Self, CapabilityError>;
 }
 
@@ -83,7 +85,10 @@ fn accepts_null<T: DeserializeOwned>() -> bool {
 fn argument<T: DeserializeOwned>(position: u32, value: Value) -> Result<T, CapabilityError> {
     serde_json::from_value(value).map_err(|e| {
         let text = e.to_string();
-        let message = match text.strip_prefix("invalid type: ").and_then(|rest| rest.split_once(", expected ")) {
+        let message = match text
+            .strip_prefix("invalid type: ")
+            .and_then(|rest| rest.split_once(", expected "))
+        {
             Some((got, expected)) => format!("argument #{position} must be {expected} (got {got})"),
             None => format!("argument #{position}: {text}"),
         };
@@ -92,8 +97,8 @@ fn argument<T: DeserializeOwned>(position: u32, value: Value) -> Result<T, Capab
 }
 
 impl Args for () {
-    const MAX: u32 = 0;
-    fn min() -> u32 {
+    const MAX_ARGS: u32 = 0;
+    fn min_args() -> u32 {
         0
     }
     fn from_values(_: Vec<Value>) -> Result<Self, CapabilityError> {
@@ -104,8 +109,8 @@ impl Args for () {
 macro_rules! tuple_args {
     ($count:expr; $($name:ident $pos:expr),+) => {
         impl<$($name: DeserializeOwned + Send + 'static),+> Args for ($($name,)+) {
-            const MAX: u32 = $count;
-            fn min() -> u32 {
+            const MAX_ARGS: u32 = $count;
+            fn min_args() -> u32 {
                 let optional = [$(accepts_null::<$name>()),+];
                 let trailing = optional.iter().rev().take_while(|o| **o).count() as u32;
                 $count - trailing
@@ -237,7 +242,12 @@ impl<T: Send + Sync + 'static> Capability<T> {
         E: Into<CapabilityError>,
         F: Fn(&T, A) -> Result<R, E> + Send + Sync + 'static,
     {
-        Self::make(name, A::min(), A::MAX, Handler::Inline(Arc::new(typed_sync(f))))
+        Self::make(
+            name,
+            A::min_args(),
+            A::MAX_ARGS,
+            Handler::Inline(Arc::new(typed_sync(f))),
+        )
     }
 
     /// A capability that may block (file I/O, a blocking client). It runs on
@@ -251,7 +261,12 @@ impl<T: Send + Sync + 'static> Capability<T> {
         E: Into<CapabilityError>,
         F: Fn(&T, A) -> Result<R, E> + Send + Sync + 'static,
     {
-        Self::make(name, A::min(), A::MAX, Handler::Blocking(Arc::new(typed_sync(f))))
+        Self::make(
+            name,
+            A::min_args(),
+            A::MAX_ARGS,
+            Handler::Blocking(Arc::new(typed_sync(f))),
+        )
     }
 
     /// An async capability. The eval's timeout covers the time it spends.
@@ -272,22 +287,37 @@ impl<T: Send + Sync + 'static> Capability<T> {
                 to_value(result)
             })
         };
-        Self::make(name, A::min(), A::MAX, Handler::Async(Arc::new(handler)))
+        Self::make(
+            name,
+            A::min_args(),
+            A::MAX_ARGS,
+            Handler::Async(Arc::new(handler)),
+        )
     }
 
     fn make(name: impl Into<String>, min_args: u32, max_args: u32, handler: Handler<T>) -> Self {
-        Capability { name: name.into(), doc: String::new(), min_args, max_args, handler }
+        Capability {
+            name: name.into(),
+            doc: String::new(),
+            min_args,
+            max_args,
+            handler,
+        }
     }
 
     /// Runs the handler. Panics become errors; the host stays up.
     pub(crate) async fn invoke(&self, ctx: &Arc<T>, mut values: Vec<Value>) -> Reply {
         let max = self.max_args as usize;
         if values.len() > max {
-            return Err(CapabilityError::new(format!("expected at most {max} arguments, got {}", values.len())));
+            return Err(CapabilityError::new(format!(
+                "expected at most {max} arguments, got {}",
+                values.len()
+            )));
         }
         values.resize(max, Value::Null);
         match &self.handler {
-            Handler::Inline(f) => catch_unwind(AssertUnwindSafe(|| f(ctx, values))).unwrap_or_else(|_| Err(panicked())),
+            Handler::Inline(f) => catch_unwind(AssertUnwindSafe(|| f(ctx, values)))
+                .unwrap_or_else(|_| Err(panicked())),
             Handler::Blocking(f) => {
                 let (f, ctx) = (f.clone(), ctx.clone());
                 match tokio::task::spawn_blocking(move || f(&ctx, values)).await {
@@ -305,7 +335,8 @@ fn panicked() -> CapabilityError {
 }
 
 fn to_value<R: Serialize>(result: R) -> Reply {
-    serde_json::to_value(result).map_err(|e| CapabilityError::new(format!("cannot convert the result to JSON: {e}")))
+    serde_json::to_value(result)
+        .map_err(|e| CapabilityError::new(format!("cannot convert the result to JSON: {e}")))
 }
 
 fn typed_sync<T, A, R, E, F>(f: F) -> impl Fn(&T, Vec<Value>) -> Reply + Send + Sync + 'static
@@ -330,7 +361,8 @@ impl Future for CatchUnwind {
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Reply> {
         let inner = &mut self.0;
-        catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx))).unwrap_or_else(|_| Poll::Ready(Err(panicked())))
+        catch_unwind(AssertUnwindSafe(|| inner.as_mut().poll(cx)))
+            .unwrap_or_else(|_| Poll::Ready(Err(panicked())))
     }
 }
 
@@ -341,23 +373,44 @@ mod tests {
 
     #[test]
     fn arity_counts_trailing_optionals() {
-        assert_eq!((<(String,)>::min(), <(String,)>::MAX), (1, 1));
-        assert_eq!((<(String, Option<u32>)>::min(), <(String, Option<u32>)>::MAX), (1, 2));
-        assert_eq!((<(Option<u32>, String)>::min(), <(Option<u32>, String)>::MAX), (2, 2));
-        assert_eq!(<()>::min(), 0);
+        assert_eq!((<(String,)>::min_args(), <(String,)>::MAX_ARGS), (1, 1));
+        assert_eq!(
+            (
+                <(String, Option<u32>)>::min_args(),
+                <(String, Option<u32>)>::MAX_ARGS
+            ),
+            (1, 2)
+        );
+        assert_eq!(
+            (
+                <(Option<u32>, String)>::min_args(),
+                <(Option<u32>, String)>::MAX_ARGS
+            ),
+            (2, 2)
+        );
+        assert_eq!(<()>::min_args(), 0);
     }
 
     #[test]
     fn type_errors_name_the_argument() {
         let err = <(String,)>::from_values(vec![json!(42)]).unwrap_err();
-        assert_eq!(err.message(), "argument #1 must be a string (got integer `42`)");
+        assert_eq!(
+            err.message(),
+            "argument #1 must be a string (got integer `42`)"
+        );
         let err = <(String, u8)>::from_values(vec![json!("a"), json!(300)]).unwrap_err();
-        assert!(err.message().starts_with("argument #2"), "{}", err.message());
+        assert!(
+            err.message().starts_with("argument #2"),
+            "{}",
+            err.message()
+        );
     }
 
     #[tokio::test]
     async fn panics_become_errors() {
-        let cap = Capability::<()>::sync("boom", |_, (): ()| -> Result<(), CapabilityError> { panic!("secret") });
+        let cap = Capability::<()>::sync("boom", |_, (): ()| -> Result<(), CapabilityError> {
+            panic!("secret")
+        });
         let err = cap.invoke(&Arc::new(()), vec![]).await.unwrap_err();
         assert!(err.message().contains("panicked"));
         assert!(!err.message().contains("secret"));

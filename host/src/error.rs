@@ -97,7 +97,10 @@ impl ErrorKind {
     /// Whether the outer wall (not the guest) stopped the eval. After such
     /// an error the instance is discarded.
     pub(crate) fn is_outer(self) -> bool {
-        matches!(self, ErrorKind::FuelExhausted | ErrorKind::Timeout | ErrorKind::Internal)
+        matches!(
+            self,
+            ErrorKind::FuelExhausted | ErrorKind::Timeout | ErrorKind::Internal
+        )
     }
 }
 
@@ -147,7 +150,12 @@ pub struct EvalError {
 }
 
 impl EvalError {
-    pub(crate) fn host(kind: ErrorKind, message: impl Into<String>, chunk: &str, stats: Stats) -> Self {
+    pub(crate) fn host(
+        kind: ErrorKind,
+        message: impl Into<String>,
+        chunk: &str,
+        stats: Stats,
+    ) -> Self {
         EvalError {
             kind,
             message: message.into(),
@@ -161,7 +169,8 @@ impl EvalError {
 
     /// The JSON form (the `Serialize` output) as a `serde_json::Value`.
     pub fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self).unwrap_or_else(|_| serde_json::json!({ "kind": self.kind, "message": self.message }))
+        serde_json::to_value(self)
+            .unwrap_or_else(|_| serde_json::json!({ "kind": self.kind, "message": self.message }))
     }
 }
 
@@ -182,7 +191,10 @@ impl std::error::Error for EvalError {}
 /// Collapses line breaks (and the indentation after them) into single spaces.
 fn one_line(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
-    let mut lines = s.lines().map(str::trim_end).filter(|l| !l.trim().is_empty());
+    let mut lines = s
+        .lines()
+        .map(str::trim_end)
+        .filter(|l| !l.trim().is_empty());
     if let Some(first) = lines.next() {
         out.push_str(first);
     }
@@ -233,8 +245,15 @@ mod tests {
 
     #[test]
     fn kinds_serialize_in_snake_case() {
-        for kind in [ErrorKind::InstructionLimit, ErrorKind::FuelExhausted, ErrorKind::SessionPoisoned] {
-            assert_eq!(serde_json::to_value(kind).unwrap(), serde_json::json!(kind.as_str()));
+        for kind in [
+            ErrorKind::InstructionLimit,
+            ErrorKind::FuelExhausted,
+            ErrorKind::SessionPoisoned,
+        ] {
+            assert_eq!(
+                serde_json::to_value(kind).unwrap(),
+                serde_json::json!(kind.as_str())
+            );
         }
     }
 }

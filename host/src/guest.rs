@@ -60,13 +60,15 @@ fn engine() -> Result<Engine, String> {
 /// One thread per engine advances the epoch; it stops when the engine is gone.
 fn start_ticker(engine: &Engine) {
     let weak = engine.weak();
-    let spawned = std::thread::Builder::new().name("moonbox-epoch".into()).spawn(move || {
-        while let Some(engine) = weak.upgrade() {
-            engine.increment_epoch();
-            drop(engine);
-            std::thread::sleep(EPOCH_TICK);
-        }
-    });
+    let spawned = std::thread::Builder::new()
+        .name("moonbox-epoch".into())
+        .spawn(move || {
+            while let Some(engine) = weak.upgrade() {
+                engine.increment_epoch();
+                drop(engine);
+                std::thread::sleep(EPOCH_TICK);
+            }
+        });
     // Without the ticker, timeouts could not fire: better to know now.
     if let Err(e) = spawned {
         eprintln!("moonbox: cannot start the epoch thread: {e}");
@@ -96,8 +98,8 @@ fn load(cache_dir: Option<&Path>) -> Result<Shared, String> {
             .map_err(|e| format!("cannot load the compiled guest component: {e}"))?;
         return Ok(Shared { engine, component });
     }
-    let component =
-        Component::new(&engine, COMPONENT).map_err(|e| format!("cannot compile the guest component: {e}"))?;
+    let component = Component::new(&engine, COMPONENT)
+        .map_err(|e| format!("cannot compile the guest component: {e}"))?;
     Ok(Shared { engine, component })
 }
 
@@ -117,7 +119,10 @@ fn create_private_dir(dir: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::DirBuilderExt;
-        std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
     }
     #[cfg(not(unix))]
     {
@@ -155,5 +160,7 @@ pub(crate) fn default_cache_dir() -> Option<PathBuf> {
     if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
         return Some(PathBuf::from(dir).join("moonbox"));
     }
-    std::env::var_os("HOME").filter(|d| !d.is_empty()).map(|h| PathBuf::from(h).join(".cache").join("moonbox"))
+    std::env::var_os("HOME")
+        .filter(|d| !d.is_empty())
+        .map(|h| PathBuf::from(h).join(".cache").join("moonbox"))
 }

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 use rand::SeedableRng;
 use wasmtime::ResourceLimiter;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
-use wasmtime_wasi::{HostMonotonicClock, HostWallClock, ResourceTable, WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi::{
+    HostMonotonicClock, HostWallClock, ResourceTable, WasiCtx, WasiCtxView, WasiView,
+};
 
 use crate::bindings::moonbox::sandbox::capabilities;
 use crate::capability::Capability;
@@ -59,11 +61,13 @@ impl<T: Send + Sync + 'static> HostState<T> {
             .allow_ip_name_lookup(false);
         if let Some(d) = determinism {
             let seed = d.seed as u64;
-            wasi.wall_clock(FixedClock(Duration::from_secs(u64::try_from(d.clock).unwrap_or(0))))
-                .monotonic_clock(FixedClock(Duration::ZERO))
-                .secure_random(rand::rngs::StdRng::seed_from_u64(seed))
-                .insecure_random(rand::rngs::StdRng::seed_from_u64(seed ^ 0x5eed))
-                .insecure_random_seed(u128::from(seed));
+            wasi.wall_clock(FixedClock(Duration::from_secs(
+                u64::try_from(d.clock).unwrap_or(0),
+            )))
+            .monotonic_clock(FixedClock(Duration::ZERO))
+            .secure_random(rand::rngs::StdRng::seed_from_u64(seed))
+            .insecure_random(rand::rngs::StdRng::seed_from_u64(seed ^ 0x5eed))
+            .insecure_random_seed(u128::from(seed));
         }
         HostState {
             wasi: wasi.build(),
@@ -79,7 +83,10 @@ impl<T: Send + Sync + 'static> HostState<T> {
 
 impl<T: Send + Sync + 'static> WasiView for HostState<T> {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
     }
 }
 
@@ -90,14 +97,20 @@ impl<T: Send + Sync + 'static> capabilities::Host for HostState<T> {
         let Some(cap) = self.registry.get(&name) else {
             return Err(format!("{name}: no such capability"));
         };
-        let values: Vec<serde_json::Value> =
-            serde_json::from_str(&args).map_err(|e| format!("{name}: malformed arguments from the guest ({e})"))?;
+        let values: Vec<serde_json::Value> = serde_json::from_str(&args)
+            .map_err(|e| format!("{name}: malformed arguments from the guest ({e})"))?;
         let Some(ctx) = &self.ctx else {
-            return Err(format!("{name}: capabilities are unavailable in this instance"));
+            return Err(format!(
+                "{name}: capabilities are unavailable in this instance"
+            ));
         };
         let cap = cap.clone();
-        let reply = cap.invoke(ctx, values).await.map_err(|e| format!("{name}: {e}"))?;
-        let text = serde_json::to_string(&reply).map_err(|e| format!("{name}: cannot encode the result ({e})"))?;
+        let reply = cap
+            .invoke(ctx, values)
+            .await
+            .map_err(|e| format!("{name}: {e}"))?;
+        let text = serde_json::to_string(&reply)
+            .map_err(|e| format!("{name}: cannot encode the result ({e})"))?;
         if text.len() > self.max_reply_bytes {
             return Err(format!(
                 "{name}: the result is {} bytes of JSON, more than the sandbox's memory limit of {} bytes",
@@ -118,7 +131,10 @@ pub(crate) struct Limiter {
 
 impl Limiter {
     fn new(max_memory: u64) -> Self {
-        Limiter { max_memory: usize::try_from(max_memory).unwrap_or(usize::MAX), refused: false }
+        Limiter {
+            max_memory: usize::try_from(max_memory).unwrap_or(usize::MAX),
+            refused: false,
+        }
     }
 }
 
@@ -126,13 +142,23 @@ impl Limiter {
 const MAX_TABLE_ELEMENTS: usize = 100_000;
 
 impl ResourceLimiter for Limiter {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         let ok = desired <= self.max_memory;
         self.refused |= !ok;
         Ok(ok)
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         let ok = desired <= MAX_TABLE_ELEMENTS;
         self.refused |= !ok;
         Ok(ok)

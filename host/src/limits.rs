@@ -132,7 +132,10 @@ impl Limits {
             return Err("limit timeout must be greater than zero".into());
         }
         if self.memory < 1 << 20 {
-            return Err(format!("limit memory must be at least 1 MiB, got {} bytes", self.memory));
+            return Err(format!(
+                "limit memory must be at least 1 MiB, got {} bytes",
+                self.memory
+            ));
         }
         if self.effective_wasm_memory() < self.memory.saturating_add(4 << 20) {
             return Err(format!(
@@ -183,20 +186,44 @@ mod tests {
     fn defaults_are_finite_and_valid() {
         let limits = Limits::default();
         assert_eq!(limits.validate(), Ok(()));
-        assert_eq!(limits.effective_wasm_memory(), 2 * Limits::DEFAULT_MEMORY + (16 << 20));
+        assert_eq!(
+            limits.effective_wasm_memory(),
+            2 * Limits::DEFAULT_MEMORY + (16 << 20)
+        );
     }
 
     #[test]
     fn zero_limits_are_refused_by_name() {
-        let limits = Limits { max_instructions: 0, ..Limits::default() };
-        assert_eq!(limits.validate(), Err("limit max_instructions must be greater than zero".into()));
-        let limits = Limits { timeout: Duration::ZERO, ..Limits::default() };
-        assert_eq!(limits.validate(), Err("limit timeout must be greater than zero".into()));
+        let limits = Limits {
+            max_instructions: 0,
+            ..Limits::default()
+        };
+        assert_eq!(
+            limits.validate(),
+            Err("limit max_instructions must be greater than zero".into())
+        );
+        let limits = Limits {
+            timeout: Duration::ZERO,
+            ..Limits::default()
+        };
+        assert_eq!(
+            limits.validate(),
+            Err("limit timeout must be greater than zero".into())
+        );
     }
 
     #[test]
     fn linear_memory_must_hold_the_heap() {
-        let limits = Limits { memory: 64 << 20, wasm_memory: 65 << 20, ..Limits::default() };
-        assert!(limits.validate().unwrap_err().contains("must exceed memory"));
+        let limits = Limits {
+            memory: 64 << 20,
+            wasm_memory: 65 << 20,
+            ..Limits::default()
+        };
+        assert!(
+            limits
+                .validate()
+                .unwrap_err()
+                .contains("must exceed memory")
+        );
     }
 }

@@ -36,10 +36,12 @@ impl Records {
     /// # Errors
     /// [`Error::Config`] when the text is not JSON or not an object.
     pub fn from_json(text: &str) -> Result<Self, Error> {
-        let value: Value =
-            serde_json::from_str(text).map_err(|e| Error::Config(format!("records are not valid JSON: {e}")))?;
+        let value: Value = serde_json::from_str(text)
+            .map_err(|e| Error::Config(format!("records are not valid JSON: {e}")))?;
         match value {
-            Value::Object(records) => Ok(Records { records: Arc::new(records) }),
+            Value::Object(records) => Ok(Records {
+                records: Arc::new(records),
+            }),
             other => Err(Error::Config(format!(
                 "records must be a JSON object mapping ids to records, not {}",
                 json_type(&other)
@@ -49,7 +51,9 @@ impl Records {
 
     /// Records from an existing map.
     pub fn new(records: Map<String, Value>) -> Self {
-        Records { records: Arc::new(records) }
+        Records {
+            records: Arc::new(records),
+        }
     }
 
     /// The number of records.

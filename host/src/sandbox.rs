@@ -36,7 +36,10 @@ pub struct Determinism {
 impl Default for Determinism {
     /// 2024-01-01T00:00:00Z and seed 0.
     fn default() -> Self {
-        Determinism { clock: 1_704_067_200, seed: 0 }
+        Determinism {
+            clock: 1_704_067_200,
+            seed: 0,
+        }
     }
 }
 
@@ -70,7 +73,10 @@ impl<T> fmt::Debug for SandboxBuilder<T> {
         f.debug_struct("SandboxBuilder")
             .field("limits", &self.limits)
             .field("allow", &self.allow)
-            .field("modules", &self.modules.iter().map(|(n, _)| n).collect::<Vec<_>>())
+            .field(
+                "modules",
+                &self.modules.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
             .field("capabilities", &self.capabilities)
             .field("determinism", &self.determinism)
             .finish()
@@ -161,7 +167,8 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
         let pre = linker
             .instantiate_pre(&shared.component)
             .map_err(|e| Error::Engine(format!("cannot prepare the guest: {e}")))?;
-        let pre = GuestPre::new(pre).map_err(|e| Error::Engine(format!("the guest does not match wit/: {e}")))?;
+        let pre = GuestPre::new(pre)
+            .map_err(|e| Error::Engine(format!("the guest does not match wit/: {e}")))?;
         let config = types::Config {
             limits: types::Limits {
                 max_instructions: self.limits.max_instructions,
@@ -172,7 +179,11 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
                 max_value_depth: self.limits.max_value_depth,
             },
             allow: self.allow,
-            modules: self.modules.into_iter().map(|(name, source)| types::Module { name, source }).collect(),
+            modules: self
+                .modules
+                .into_iter()
+                .map(|(name, source)| types::Module { name, source })
+                .collect(),
             capabilities: self
                 .capabilities
                 .iter()
@@ -183,13 +194,18 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
                     doc: c.description().to_owned(),
                 })
                 .collect(),
-            deterministic: self.determinism.map(|d| types::Determinism { clock: d.clock, seed: d.seed }),
+            deterministic: self.determinism.map(|d| types::Determinism {
+                clock: d.clock,
+                seed: d.seed,
+            }),
         };
         let sandbox = Sandbox {
             inner: Arc::new(Inner {
                 shared,
                 pre,
-                registry: Arc::new(Registry { capabilities: self.capabilities }),
+                registry: Arc::new(Registry {
+                    capabilities: self.capabilities,
+                }),
                 limits: self.limits,
                 config,
                 determinism: self.determinism,
@@ -230,7 +246,9 @@ pub(crate) struct Inner<T: 'static> {
 
 impl<T> Clone for Sandbox<T> {
     fn clone(&self) -> Self {
-        Sandbox { inner: self.inner.clone() }
+        Sandbox {
+            inner: self.inner.clone(),
+        }
     }
 }
 
@@ -275,7 +293,12 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
 
     /// The names of the modules `require` can load.
     pub fn modules(&self) -> Vec<&str> {
-        self.inner.config.modules.iter().map(|m| m.name.as_str()).collect()
+        self.inner
+            .config
+            .modules
+            .iter()
+            .map(|m| m.name.as_str())
+            .collect()
     }
 
     /// Starts a session with its own Lua state and context. Globals persist
@@ -288,7 +311,9 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
     /// # Cancel safety
     /// Dropping the future loses only the half-made session.
     pub async fn session(&self, ctx: T) -> Result<Session<T>, Error> {
-        Session::start(self.clone(), Some(Arc::new(ctx))).await.map_err(|e| Error::Session(e.message))
+        Session::start(self.clone(), Some(Arc::new(ctx)))
+            .await
+            .map_err(|e| Error::Session(e.message))
     }
 
     /// Runs `code` in a fresh, isolated instance with the given context,
@@ -336,9 +361,9 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
             // `build` is synchronous; inside a runtime, validate on a
             // separate thread rather than block the caller's executor.
             Ok(_) => std::thread::scope(|s| {
-                s.spawn(|| block_on(run))
-                    .join()
-                    .unwrap_or_else(|_| Err(crate::session::internal("validating the sandbox panicked")))
+                s.spawn(|| block_on(run)).join().unwrap_or_else(|_| {
+                    Err(crate::session::internal("validating the sandbox panicked"))
+                })
             }),
             Err(_) => block_on(run),
         };
@@ -373,8 +398,13 @@ fn block_on<F>(f: F) -> Result<(), EvalError>
 where
     F: std::future::Future<Output = Result<(), EvalError>>,
 {
-    match tokio::runtime::Builder::new_current_thread().enable_time().build() {
+    match tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+    {
         Ok(rt) => rt.block_on(f),
-        Err(e) => Err(crate::session::internal(format!("cannot start a runtime to validate the sandbox: {e}"))),
+        Err(e) => Err(crate::session::internal(format!(
+            "cannot start a runtime to validate the sandbox: {e}"
+        ))),
     }
 }

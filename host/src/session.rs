@@ -58,13 +58,21 @@ impl<T> fmt::Debug for Session<T> {
 }
 
 pub(crate) fn internal(message: impl Into<String>) -> EvalError {
-    EvalError::host(ErrorKind::Internal, message, DEFAULT_CHUNK_NAME, Stats::default())
+    EvalError::host(
+        ErrorKind::Internal,
+        message,
+        DEFAULT_CHUNK_NAME,
+        Stats::default(),
+    )
 }
 
 impl<T: Send + Sync + 'static> Session<T> {
     /// Instantiates the guest and creates its Lua session. `ctx` is `None`
     /// only for throw-away instances that never call capabilities.
-    pub(crate) async fn start(sandbox: Sandbox<T>, ctx: Option<Arc<T>>) -> Result<Session<T>, EvalError> {
+    pub(crate) async fn start(
+        sandbox: Sandbox<T>,
+        ctx: Option<Arc<T>>,
+    ) -> Result<Session<T>, EvalError> {
         let started = Instant::now();
         let inner = sandbox.inner();
         let limits = inner.limits;
@@ -82,24 +90,55 @@ impl<T: Send + Sync + 'static> Session<T> {
             _ => Ok(UpdateDeadline::Yield(1)),
         });
         store.set_epoch_deadline(1);
-        store.set_fuel(limits.fuel).map_err(|e| internal(format!("cannot set fuel: {e}")))?;
+        store
+            .set_fuel(limits.fuel)
+            .map_err(|e| internal(format!("cannot set fuel: {e}")))?;
         store.data_mut().deadline = Some(started + limits.timeout);
 
         let work = async {
             let guest = inner.pre.instantiate_async(&mut store).await?;
-            let created = guest.moonbox_sandbox_lua().session().call_create(&mut store, &inner.config).await?;
+            let created = guest
+                .moonbox_sandbox_lua()
+                .session()
+                .call_create(&mut store, &inner.config)
+                .await?;
             Ok::<_, wasmtime::Error>((guest, created))
         };
         let outcome = tokio::time::timeout(limits.timeout, work).await;
-        let stats = Stats { wall_time_us: micros(started.elapsed()), ..Stats::default() };
+        let stats = Stats {
+            wall_time_us: micros(started.elapsed()),
+            ..Stats::default()
+        };
         let (guest, created) = match outcome {
-            Err(_) => return Err(EvalError::host(ErrorKind::Timeout, timeout_message(limits.timeout), DEFAULT_CHUNK_NAME, stats)),
-            Ok(Err(e)) => return Err(trap_error(&e, &store, DEFAULT_CHUNK_NAME, stats, limits.timeout)),
+            Err(_) => {
+                return Err(EvalError::host(
+                    ErrorKind::Timeout,
+                    timeout_message(limits.timeout),
+                    DEFAULT_CHUNK_NAME,
+                    stats,
+                ));
+            }
+            Ok(Err(e)) => {
+                return Err(trap_error(
+                    &e,
+                    &store,
+                    DEFAULT_CHUNK_NAME,
+                    stats,
+                    limits.timeout,
+                ));
+            }
             Ok(Ok(pair)) => pair,
         };
         let handle = created.map_err(|refusal| internal(format!("{CONFIG_REFUSED}{refusal}")))?;
         store.data_mut().deadline = None;
-        Ok(Session { sandbox, store, guest, handle, poisoned: None, chunk_name: DEFAULT_CHUNK_NAME.to_owned() })
+        Ok(Session {
+            sandbox,
+            store,
+            guest,
+            handle,
+            poisoned: None,
+            chunk_name: DEFAULT_CHUNK_NAME.to_owned(),
+        })
     }
 
     /// Sets the chunk name later evals use in messages (`tool.lua:3: ...`).
@@ -133,7 +172,11 @@ impl<T: Send + Sync + 'static> Session<T> {
     ///
     /// # Cancel safety
     /// As for [`Session::eval`].
-    pub async fn eval_chunk(&mut self, code: &str, chunk_name: &str) -> Result<EvalOutput, EvalError> {
+    pub async fn eval_chunk(
+        &mut self,
+        code: &str,
+        chunk_name: &str,
+    ) -> Result<EvalOutput, EvalError> {
         if let Some(reason) = &self.poisoned {
             return Err(EvalError::host(
                 ErrorKind::SessionPoisoned,
@@ -144,7 +187,9 @@ impl<T: Send + Sync + 'static> Session<T> {
         }
         let limits = *self.sandbox.limits();
         let started = Instant::now();
-        self.store.set_fuel(limits.fuel).map_err(|e| internal(format!("cannot set fuel: {e}")))?;
+        self.store
+            .set_fuel(limits.fuel)
+            .map_err(|e| internal(format!("cannot set fuel: {e}")))?;
         self.store.data_mut().deadline = Some(started + limits.timeout);
         self.store.data_mut().limiter.refused = false;
         // If this future is dropped before the call returns, the session
@@ -154,15 +199,36 @@ impl<T: Send + Sync + 'static> Session<T> {
         let call = accessor.call_eval(&mut self.store, self.handle, code, chunk_name);
         let outcome = tokio::time::timeout(limits.timeout, call).await;
         self.store.data_mut().deadline = None;
-        let fuel_used = limits.fuel.saturating_sub(self.store.get_fuel().unwrap_or(0));
-        let mut stats = Stats { fuel_used, wall_time_us: micros(started.elapsed()), ..Stats::default() };
+        let fuel_used = limits
+            .fuel
+            .saturating_sub(self.store.get_fuel().unwrap_or(0));
+        let mut stats = Stats {
+            fuel_used,
+            wall_time_us: micros(started.elapsed()),
+            ..Stats::default()
+        };
         let result = match outcome {
-            Err(_) => Err(EvalError::host(ErrorKind::Timeout, timeout_message(limits.timeout), chunk_name, stats)),
-            Ok(Err(e)) => Err(trap_error(&e, &self.store, chunk_name, stats, limits.timeout)),
+            Err(_) => Err(EvalError::host(
+                ErrorKind::Timeout,
+                timeout_message(limits.timeout),
+                chunk_name,
+                stats,
+            )),
+            Ok(Err(e)) => Err(trap_error(
+                &e,
+                &self.store,
+                chunk_name,
+                stats,
+                limits.timeout,
+            )),
             Ok(Ok(Ok(success))) => {
                 add_guest_stats(&mut stats, &success.stats);
                 match serde_json::from_str::<Vec<serde_json::Value>>(&success.values) {
-                    Ok(values) => Ok(EvalOutput { values, output: success.output, stats }),
+                    Ok(values) => Ok(EvalOutput {
+                        values,
+                        output: success.output,
+                        stats,
+                    }),
                     Err(e) => Err(EvalError::host(
                         ErrorKind::Internal,
                         format!("the guest returned malformed JSON values ({e})"),
@@ -186,14 +252,33 @@ impl<T: Send + Sync + 'static> Session<T> {
     pub(crate) async fn check(&mut self, code: &str, chunk_name: &str) -> Result<(), EvalError> {
         let limits = *self.sandbox.limits();
         let started = Instant::now();
-        self.store.set_fuel(limits.fuel).map_err(|e| internal(format!("cannot set fuel: {e}")))?;
+        self.store
+            .set_fuel(limits.fuel)
+            .map_err(|e| internal(format!("cannot set fuel: {e}")))?;
         self.store.data_mut().deadline = Some(started + limits.timeout);
-        let call = self.guest.moonbox_sandbox_lua().call_check(&mut self.store, code, chunk_name);
+        let call = self
+            .guest
+            .moonbox_sandbox_lua()
+            .call_check(&mut self.store, code, chunk_name);
         let outcome = tokio::time::timeout(limits.timeout, call).await;
-        let stats = Stats { wall_time_us: micros(started.elapsed()), ..Stats::default() };
+        let stats = Stats {
+            wall_time_us: micros(started.elapsed()),
+            ..Stats::default()
+        };
         match outcome {
-            Err(_) => Err(EvalError::host(ErrorKind::Timeout, timeout_message(limits.timeout), chunk_name, stats)),
-            Ok(Err(e)) => Err(trap_error(&e, &self.store, chunk_name, stats, limits.timeout)),
+            Err(_) => Err(EvalError::host(
+                ErrorKind::Timeout,
+                timeout_message(limits.timeout),
+                chunk_name,
+                stats,
+            )),
+            Ok(Err(e)) => Err(trap_error(
+                &e,
+                &self.store,
+                chunk_name,
+                stats,
+                limits.timeout,
+            )),
             Ok(Ok(Ok(()))) => Ok(()),
             Ok(Ok(Err(error))) => Err(lua_error(error, Vec::new(), stats)),
         }
@@ -205,7 +290,10 @@ fn micros(d: Duration) -> u64 {
 }
 
 fn timeout_message(timeout: Duration) -> String {
-    format!("the script ran longer than the {} ms timeout", timeout.as_millis())
+    format!(
+        "the script ran longer than the {} ms timeout",
+        timeout.as_millis()
+    )
 }
 
 fn add_guest_stats(stats: &mut Stats, guest: &types::Stats) {
@@ -228,15 +316,36 @@ fn lua_error(e: types::LuaError, output: Vec<String>, stats: Stats) -> EvalError
         K::OutputLimit => ErrorKind::OutputLimit,
         K::InvalidValue => ErrorKind::InvalidValue,
     };
-    EvalError { kind, message: e.message, chunk: e.chunk, line: e.line, traceback: e.traceback, output, stats }
+    EvalError {
+        kind,
+        message: e.message,
+        chunk: e.chunk,
+        line: e.line,
+        traceback: e.traceback,
+        output,
+        stats,
+    }
 }
 
 /// Maps a wasmtime error (a trap, usually) to the kind the outer wall means.
-fn trap_error<T>(e: &wasmtime::Error, store: &Store<HostState<T>>, chunk: &str, stats: Stats, timeout: Duration) -> EvalError {
+fn trap_error<T>(
+    e: &wasmtime::Error,
+    store: &Store<HostState<T>>,
+    chunk: &str,
+    stats: Stats,
+    timeout: Duration,
+) -> EvalError {
     let (kind, message) = match e.downcast_ref::<Trap>() {
-        Some(Trap::OutOfFuel) => (ErrorKind::FuelExhausted, "the script used up its fuel (the host's instruction budget)".to_owned()),
+        Some(Trap::OutOfFuel) => (
+            ErrorKind::FuelExhausted,
+            "the script used up its fuel (the host's instruction budget)".to_owned(),
+        ),
         Some(Trap::Interrupt) => (ErrorKind::Timeout, timeout_message(timeout)),
-        Some(Trap::StackOverflow) => (ErrorKind::CallDepth, "the script exhausted the wasm stack (recursion through C functions is too deep)".to_owned()),
+        Some(Trap::StackOverflow) => (
+            ErrorKind::CallDepth,
+            "the script exhausted the wasm stack (recursion through C functions is too deep)"
+                .to_owned(),
+        ),
         _ if store.data().limiter.refused => (
             ErrorKind::MemoryLimit,
             "the sandbox ran out of linear memory (the wasm_memory limit)".to_owned(),

@@ -79,8 +79,16 @@ pub fn description<T: Send + Sync + 'static>(sandbox: &Sandbox<T>) -> String {
         d.push_str("Host functions (errors they raise can be caught with pcall):\n");
         for cap in capabilities {
             let (min, max) = cap.arity();
-            let args = if min == max { format!("{min}") } else { format!("{min}-{max}") };
-            let doc = if cap.description().is_empty() { "(no description)" } else { cap.description() };
+            let args = if min == max {
+                format!("{min}")
+            } else {
+                format!("{min}-{max}")
+            };
+            let doc = if cap.description().is_empty() {
+                "(no description)"
+            } else {
+                cap.description()
+            };
             let _ = writeln!(d, "- {} ({args} args): {doc}", cap.name());
         }
     }
@@ -107,7 +115,9 @@ pub fn definition<T: Send + Sync + 'static>(sandbox: &Sandbox<T>, format: Schema
     });
     let description = description(sandbox);
     match format {
-        SchemaFormat::Anthropic => json!({ "name": NAME, "description": description, "input_schema": schema }),
+        SchemaFormat::Anthropic => {
+            json!({ "name": NAME, "description": description, "input_schema": schema })
+        }
         SchemaFormat::OpenAi => json!({
             "type": "function",
             "function": { "name": NAME, "description": description, "parameters": schema }

@@ -12,10 +12,16 @@ use std::time::Duration;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use moonbox::tool::{self, SchemaFormat};
-use moonbox::{Determinism, ErrorKind, EvalError, EvalOutput, Limits, Records, Sandbox, SandboxBuilder};
+use moonbox::{
+    Determinism, ErrorKind, EvalError, EvalOutput, Limits, Records, Sandbox, SandboxBuilder,
+};
 
 #[derive(Parser)]
-#[command(name = "moonbox", version, about = "Run untrusted Lua 5.4 in a WebAssembly sandbox")]
+#[command(
+    name = "moonbox",
+    version,
+    about = "Run untrusted Lua 5.4 in a WebAssembly sandbox"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -101,22 +107,31 @@ fn parse_size(s: &str) -> Result<u64, String> {
     let s = s.trim();
     let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (digits, unit) = s.split_at(split);
-    let n: u64 = digits.parse().map_err(|_| format!("'{s}' is not a size; try 64MiB, 512KiB or 1048576"))?;
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("'{s}' is not a size; try 64MiB, 512KiB or 1048576"))?;
     let shift = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 0,
         "k" | "kb" | "kib" => 10,
         "m" | "mb" | "mib" => 20,
         "g" | "gb" | "gib" => 30,
-        other => return Err(format!("unknown size unit '{other}'; use B, KiB, MiB or GiB")),
+        other => {
+            return Err(format!(
+                "unknown size unit '{other}'; use B, KiB, MiB or GiB"
+            ));
+        }
     };
-    n.checked_mul(1 << shift).ok_or_else(|| format!("'{s}' is too large"))
+    n.checked_mul(1 << shift)
+        .ok_or_else(|| format!("'{s}' is too large"))
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
     let s = s.trim();
     let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
     let (digits, unit) = s.split_at(split);
-    let n: u64 = digits.parse().map_err(|_| format!("'{s}' is not a duration; try 2s or 500ms"))?;
+    let n: u64 = digits
+        .parse()
+        .map_err(|_| format!("'{s}' is not a duration; try 2s or 500ms"))?;
     match unit.trim() {
         "ms" => Ok(Duration::from_millis(n)),
         "s" | "" => Ok(Duration::from_secs(n)),
@@ -127,8 +142,12 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 
 fn parse_module(s: &str) -> Result<(String, PathBuf), String> {
     match s.split_once('=') {
-        Some((name, file)) if !name.is_empty() && !file.is_empty() => Ok((name.to_owned(), PathBuf::from(file))),
-        _ => Err(format!("'{s}' is not NAME=FILE, as in --module json=lib/json.lua")),
+        Some((name, file)) if !name.is_empty() && !file.is_empty() => {
+            Ok((name.to_owned(), PathBuf::from(file)))
+        }
+        _ => Err(format!(
+            "'{s}' is not NAME=FILE, as in --module json=lib/json.lua"
+        )),
     }
 }
 
@@ -136,11 +155,17 @@ fn parse_module(s: &str) -> Result<(String, PathBuf), String> {
 fn read_script(path: &Path) -> Result<(String, String)> {
     let (bytes, chunk) = if path == Path::new("-") {
         let mut bytes = Vec::new();
-        std::io::stdin().read_to_end(&mut bytes).context("cannot read the script from standard input")?;
+        std::io::stdin()
+            .read_to_end(&mut bytes)
+            .context("cannot read the script from standard input")?;
         (bytes, "stdin".to_owned())
     } else {
-        let bytes = std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))?;
-        let chunk = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+        let bytes =
+            std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))?;
+        let chunk = path.file_name().map_or_else(
+            || path.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        );
         (bytes, chunk)
     };
     let text = String::from_utf8(bytes).map_err(|e| {
@@ -170,12 +195,16 @@ impl SandboxArgs {
             builder = builder.allow(name);
         }
         if self.deterministic || self.seed.is_some() {
-            builder = builder.deterministic(Determinism { seed: self.seed.unwrap_or(0), ..Determinism::default() });
+            builder = builder.deterministic(Determinism {
+                seed: self.seed.unwrap_or(0),
+                ..Determinism::default()
+            });
         }
         if let Some(path) = &self.records {
-            let text =
-                std::fs::read_to_string(path).with_context(|| format!("cannot read records '{}'", path.display()))?;
-            let records = Records::from_json(&text).with_context(|| format!("in '{}'", path.display()))?;
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read records '{}'", path.display()))?;
+            let records =
+                Records::from_json(&text).with_context(|| format!("in '{}'", path.display()))?;
             builder = builder.capability(records.capability());
         }
         let mut seen = Vec::new();
@@ -184,8 +213,9 @@ impl SandboxArgs {
                 bail!("module '{name}' is given twice with --module; each name may appear once");
             }
             seen.push(name.clone());
-            let source =
-                std::fs::read_to_string(file).with_context(|| format!("cannot read module '{name}' from '{}'", file.display()))?;
+            let source = std::fs::read_to_string(file).with_context(|| {
+                format!("cannot read module '{name}' from '{}'", file.display())
+            })?;
             builder = builder.module(name, source);
         }
         Ok(builder.build()?)
@@ -276,7 +306,10 @@ fn tool_schema(format: Format, args: &SandboxArgs) -> Result<u8> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -285,7 +318,11 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match &cli.command {
-            Command::Run { file, json, sandbox } => run(file, *json, sandbox).await,
+            Command::Run {
+                file,
+                json,
+                sandbox,
+            } => run(file, *json, sandbox).await,
             Command::Check { file } => check(file).await,
             Command::ToolSchema { format, sandbox } => tool_schema(*format, sandbox),
         }
@@ -308,7 +345,11 @@ mod tests {
         assert_eq!(parse_size("64MiB"), Ok(64 << 20));
         assert_eq!(parse_size("512kib"), Ok(512 << 10));
         assert_eq!(parse_size("1000"), Ok(1000));
-        assert!(parse_size("12 parsecs").unwrap_err().contains("unknown size unit"));
+        assert!(
+            parse_size("12 parsecs")
+                .unwrap_err()
+                .contains("unknown size unit")
+        );
         assert!(parse_size("lots").is_err());
     }
 
@@ -321,7 +362,10 @@ mod tests {
 
     #[test]
     fn modules_need_name_and_file() {
-        assert_eq!(parse_module("json=lib/json.lua"), Ok(("json".into(), PathBuf::from("lib/json.lua"))));
+        assert_eq!(
+            parse_module("json=lib/json.lua"),
+            Ok(("json".into(), PathBuf::from("lib/json.lua")))
+        );
         assert!(parse_module("json").is_err());
         assert!(parse_module("=x.lua").is_err());
     }

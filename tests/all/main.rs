@@ -1,0 +1,10 @@
+//! End-to-end tests: the committed guest component, driven through the
+//! public API of the `moonbox` crate. One module per area.
+
+mod capabilities;
+mod eval;
+mod limits;
+mod sandbox;
+mod sessions;
+mod support;
+mod values;

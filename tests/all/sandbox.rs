@@ -1,0 +1,227 @@
+//! The sandbox rules: every removed name, what `allow` restores, and
+//! deterministic mode.
+
+use moonbox::{Determinism, ErrorKind, Sandbox};
+use serde_json::json;
+
+use crate::support::{assert_usable, fails, sandbox, values};
+
+/// Every name the sandbox removes, with a call that reaches it.
+const DENIED: &[(&str, &str)] = &[
+    ("io.close", "io.close()"),
+    ("io.flush", "io.flush()"),
+    ("io.input", "io.input()"),
+    ("io.lines", "io.lines('x')"),
+    ("io.open", "io.open('/etc/passwd')"),
+    ("io.output", "io.output()"),
+    ("io.popen", "io.popen('ls')"),
+    ("io.read", "io.read()"),
+    ("io.tmpfile", "io.tmpfile()"),
+    ("io.type", "io.type(1)"),
+    ("io.write", "io.write('x')"),
+    ("os.execute", "os.execute('ls')"),
+    ("os.exit", "os.exit(1)"),
+    ("os.getenv", "os.getenv('HOME')"),
+    ("os.remove", "os.remove('x')"),
+    ("os.rename", "os.rename('a', 'b')"),
+    ("os.tmpname", "os.tmpname()"),
+    ("package.loadlib", "package.loadlib('x', 'y')"),
+    ("package.searchpath", "package.searchpath('x', '?')"),
+    ("dofile", "dofile('x.lua')"),
+    ("loadfile", "loadfile('x.lua')"),
+    ("string.dump", "string.dump(print)"),
+    ("debug.debug", "debug.debug()"),
+    ("debug.gethook", "debug.gethook()"),
+    ("debug.getinfo", "debug.getinfo(1)"),
+    ("debug.getlocal", "debug.getlocal(1, 1)"),
+    ("debug.getmetatable", "debug.getmetatable('')"),
+    ("debug.getregistry", "debug.getregistry()"),
+    ("debug.getupvalue", "debug.getupvalue(print, 1)"),
+    ("debug.getuservalue", "debug.getuservalue(1)"),
+    ("debug.sethook", "debug.sethook()"),
+    ("debug.setcstacklimit", "debug.setcstacklimit(100)"),
+    ("debug.setlocal", "debug.setlocal(1, 1, 1)"),
+    ("debug.setmetatable", "debug.setmetatable(1, {})"),
+    ("debug.setupvalue", "debug.setupvalue(print, 1, 1)"),
+    ("debug.setuservalue", "debug.setuservalue(1, 1)"),
+    ("debug.upvalueid", "debug.upvalueid(print, 1)"),
+    ("debug.upvaluejoin", "debug.upvaluejoin(print, 1, print, 1)"),
+];
+
+#[tokio::test]
+async fn every_denied_name_raises_sandboxed() {
+    let sb = sandbox();
+    for (name, call) in DENIED {
+        let e = fails(&sb, call, ErrorKind::Sandboxed).await;
+        assert_eq!(
+            e.message,
+            format!("main.lua:1: {name} is sandboxed"),
+            "for {call}"
+        );
+        // The same error is catchable, and reads the same way.
+        let caught = values(&sb, &format!("return pcall(function() return {call} end)")).await;
+        assert_eq!(
+            caught,
+            [
+                json!(false),
+                json!(format!("main.lua:1: {name} is sandboxed"))
+            ],
+            "for {call}"
+        );
+    }
+    assert_usable(&sb).await;
+}
+
+#[tokio::test]
+async fn removed_libraries_are_replaced_everywhere() {
+    let sb = sandbox();
+    let code = "return require('io') == io, require('debug') == debug, io.stdout, package.path, package.cpath, #package.searchers, type(debug.traceback)";
+    assert_eq!(
+        values(&sb, code).await,
+        [
+            json!(true),
+            json!(true),
+            json!(null),
+            json!(null),
+            json!(null),
+            json!(1),
+            json!("function")
+        ]
+    );
+}
+
+#[tokio::test]
+async fn binary_chunks_are_refused() {
+    let sb = sandbox();
+    let e = fails(&sb, "return load('\\27Lua\\x54\\0')", ErrorKind::Sandboxed).await;
+    assert_eq!(e.message, "main.lua:1: load of binary chunks is sandboxed");
+    // Through a reader function, binary is refused by the load mode.
+    let code = "local parts = {'\\27Lua'} return load(function() return table.remove(parts) end, 'b', 'b')";
+    assert_eq!(
+        values(&sb, code).await,
+        [
+            json!(null),
+            json!("attempt to load a binary chunk (mode is '')")
+        ]
+    );
+}
+
+#[tokio::test]
+async fn allow_restores_named_functions_without_granting_the_host() {
+    let sb = Sandbox::builder()
+        .allow("os.getenv")
+        .allow("debug")
+        .allow("string.dump")
+        .allow("binary-chunks")
+        .allow("io.open")
+        .build()
+        .unwrap();
+    let code = r#"
+        local f = load(string.dump(function() return 7 end))
+        local file, err = io.open("/etc/passwd")
+        return os.getenv("HOME"), debug.getinfo(1, "l").currentline, f(), file, err ~= nil
+    "#;
+    assert_eq!(
+        values(&sb, code).await,
+        [json!(null), json!(4), json!(7), json!(null), json!(true)]
+    );
+    // Names not allowed stay sandboxed.
+    fails(&sb, "os.execute('ls')", ErrorKind::Sandboxed).await;
+    fails(&sb, "io.popen('ls')", ErrorKind::Sandboxed).await;
+}
+
+#[tokio::test]
+async fn unknown_allow_names_are_a_configuration_error() {
+    let err = Sandbox::builder()
+        .allow("os.everything")
+        .build()
+        .unwrap_err();
+    assert!(matches!(err, moonbox::Error::Config(_)));
+    let text = err.to_string();
+    assert!(
+        text.contains("unknown sandboxed name 'os.everything'"),
+        "{text}"
+    );
+    assert!(
+        text.contains("os.execute"),
+        "the message lists the valid names: {text}"
+    );
+}
+
+#[tokio::test]
+async fn deterministic_mode_fixes_clock_and_random() {
+    let sb = Sandbox::builder()
+        .deterministic(Determinism {
+            clock: 1_700_000_000,
+            seed: 7,
+        })
+        .build()
+        .unwrap();
+    let code = "return os.time(), os.date('!%Y-%m-%d %H:%M:%S'), math.random(1, 1000000), math.random(), os.clock() < 1";
+    let first = values(&sb, code).await;
+    assert_eq!(first[0], json!(1_700_000_000));
+    assert_eq!(first[1], json!("2023-11-14 22:13:20"));
+    assert_eq!(first[4], json!(true));
+    for _ in 0..3 {
+        assert_eq!(values(&sb, code).await, first);
+    }
+    let other_seed = Sandbox::builder()
+        .deterministic(Determinism {
+            clock: 1_700_000_000,
+            seed: 8,
+        })
+        .build()
+        .unwrap();
+    assert_ne!(values(&other_seed, code).await[2], first[2]);
+    // os.time with a table still computes.
+    assert_eq!(
+        values(
+            &sb,
+            "return os.time({year = 2000, month = 1, day = 1, hour = 0})"
+        )
+        .await,
+        [json!(946684800)]
+    );
+}
+
+#[tokio::test]
+async fn real_clock_without_deterministic_mode() {
+    let sb = sandbox();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let v = values(&sb, "return os.time(), os.clock() >= 0").await;
+    let t = v[0].as_i64().unwrap();
+    assert!((t - now).abs() < 60, "os.time() = {t}, host says {now}");
+    assert_eq!(v[1], json!(true));
+}
+
+#[tokio::test]
+async fn the_guest_sees_no_environment_files_or_arguments() {
+    let sb = Sandbox::builder()
+        .allow("os.getenv")
+        .allow("io")
+        .allow("dofile")
+        .allow("package")
+        .build()
+        .unwrap();
+    let code = r#"
+        local results = {}
+        for _, name in ipairs({"HOME", "PATH", "USER", "AWS_SECRET_ACCESS_KEY"}) do
+            results[#results + 1] = os.getenv(name) or false
+        end
+        results[#results + 1] = io.open("/etc/hostname") == nil
+        results[#results + 1] = io.open(".") == nil
+        results[#results + 1] = (pcall(dofile, "/etc/passwd")) == false
+        results[#results + 1] = io.popen == nil or (pcall(io.popen, "ls")) == false
+        results[#results + 1] = arg == nil
+        return results
+    "#;
+    assert_eq!(
+        values(&sb, code).await,
+        [json!([
+            false, false, false, false, true, true, true, true, true
+        ])]
+    );
+}

@@ -1,0 +1,145 @@
+//! Sessions keep globals; fresh evals and separate sessions are isolated;
+//! many run at once.
+
+use std::time::Duration;
+
+use moonbox::{ErrorKind, Limits};
+use serde_json::json;
+
+use crate::support::{sandbox, values, with_limits};
+
+#[tokio::test]
+async fn sessions_keep_globals_and_fresh_evals_do_not() {
+    let sb = sandbox();
+    let mut s = sb.session(()).await.unwrap();
+    s.eval("counter = 1 function bump() counter = counter + 1 return counter end")
+        .await
+        .unwrap();
+    assert_eq!(
+        s.eval("return bump(), bump()").await.unwrap().values,
+        [json!(2), json!(3)]
+    );
+    assert_eq!(values(&sb, "return counter").await, [json!(null)]);
+    let mut other = sb.session(()).await.unwrap();
+    assert_eq!(
+        other.eval("return counter").await.unwrap().values,
+        [json!(null)]
+    );
+}
+
+#[tokio::test]
+async fn a_session_survives_guest_limits() {
+    let sb = with_limits(Limits {
+        max_instructions: 100_000,
+        max_output_bytes: 100,
+        ..Limits::default()
+    });
+    let mut s = sb.session(()).await.unwrap();
+    s.eval("kept = 'yes'").await.unwrap();
+    assert_eq!(
+        s.eval("while true do end").await.unwrap_err().kind,
+        ErrorKind::InstructionLimit
+    );
+    assert_eq!(
+        s.eval("for i = 1, 100 do print(i) end")
+            .await
+            .unwrap_err()
+            .kind,
+        ErrorKind::OutputLimit
+    );
+    assert_eq!(
+        s.eval("error('x')").await.unwrap_err().kind,
+        ErrorKind::Runtime
+    );
+    // The counters restart each eval, and the globals are intact.
+    let out = s.eval("print('fine') return kept").await.unwrap();
+    assert_eq!(
+        (out.output, out.values),
+        (vec!["fine".to_owned()], vec![json!("yes")])
+    );
+}
+
+#[tokio::test]
+async fn an_outer_wall_stop_poisons_the_session_only() {
+    let sb = with_limits(Limits {
+        timeout: Duration::from_millis(200),
+        fuel: u64::MAX,
+        ..Limits::default()
+    });
+    let mut s = sb.session(()).await.unwrap();
+    let e = s
+        .eval("return ('a'):rep(28):match(('a?'):rep(28) .. ('a'):rep(28))")
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::Timeout);
+    let e = s.eval("return 1").await.unwrap_err();
+    assert_eq!(e.kind, ErrorKind::SessionPoisoned);
+    assert!(e.message.contains("start a new session"), "{}", e.message);
+    let mut fresh = sb.session(()).await.unwrap();
+    assert_eq!(fresh.eval("return 1").await.unwrap().values, [json!(1)]);
+}
+
+#[tokio::test]
+async fn a_cancelled_eval_poisons_the_session() {
+    let sb = sandbox();
+    let mut s = sb.session(()).await.unwrap();
+    let _ = tokio::time::timeout(
+        Duration::from_millis(20),
+        s.eval("local x = 0 while true do x = x + 1 end"),
+    )
+    .await;
+    assert_eq!(
+        s.eval("return 1").await.unwrap_err().kind,
+        ErrorKind::SessionPoisoned
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_thousand_concurrent_sessions() {
+    let sb = sandbox();
+    let mut tasks = Vec::new();
+    for i in 0..1000u32 {
+        let sb = sb.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut s = sb.session(()).await?;
+            s.eval(&format!("id = {i}")).await?;
+            tokio::task::yield_now().await;
+            let out = s
+                .eval("local acc = 0 for k = 1, 1000 do acc = acc + k end return id, acc")
+                .await?;
+            Ok::<_, Box<dyn std::error::Error + Send + Sync>>(out.values)
+        }));
+    }
+    for (i, task) in tasks.into_iter().enumerate() {
+        let v = task.await.unwrap().unwrap();
+        assert_eq!(v, [json!(i), json!(500500)]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn long_scripts_do_not_starve_short_ones() {
+    let sb = with_limits(Limits {
+        max_instructions: u64::MAX / 2,
+        timeout: Duration::from_secs(2),
+        fuel: u64::MAX,
+        ..Limits::default()
+    });
+    // Two spinning scripts occupy both worker threads until their timeout.
+    let spinners: Vec<_> = (0..2)
+        .map(|_| {
+            let sb = sb.clone();
+            tokio::spawn(async move { sb.eval("while true do end").await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let started = std::time::Instant::now();
+    assert_eq!(values(&sb, "return 'quick'").await, [json!("quick")]);
+    assert!(
+        started.elapsed() < Duration::from_millis(1500),
+        "a short eval waited {:?}",
+        started.elapsed()
+    );
+    for s in spinners {
+        assert_eq!(s.await.unwrap().unwrap_err().kind, ErrorKind::Timeout);
+    }
+}
