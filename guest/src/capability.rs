@@ -131,7 +131,7 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
             );
             return Err(raise_tagged(l, Kind::Capability, &msg));
         }
-        let args = match json::encode_args(l, n, &cap.name, vm.limits.max_value_depth) {
+        let args = match json::encode_args(l, n, &cap.name, &vm.limits) {
             Ok(args) => args,
             Err(msg) => return Err(raise_tagged(l, Kind::Capability, &msg)),
         };

@@ -12,6 +12,7 @@ use std::fmt::Write as _;
 use serde_json::Value;
 
 use crate::lua::{self, ffi, lua_State};
+use crate::vm::Limits;
 
 /// One step of the path from a root value to the value being converted.
 enum Segment {
@@ -28,16 +29,20 @@ pub struct Encoder {
     /// cycle detection.
     open: Vec<(usize, usize)>,
     max_depth: u32,
+    /// The most bytes of JSON text to produce: shared subtables can make a
+    /// small Lua value expand exponentially.
+    max_bytes: usize,
 }
 
 impl Encoder {
-    fn new(root: String, max_depth: u32) -> Self {
+    fn new(root: String, limits: &Limits) -> Self {
         Encoder {
             out: String::new(),
             root,
             path: Vec::new(),
             open: Vec::new(),
-            max_depth,
+            max_depth: limits.max_value_depth,
+            max_bytes: usize::try_from(limits.max_string_bytes).unwrap_or(usize::MAX),
         }
     }
 
@@ -65,6 +70,13 @@ impl Encoder {
 
     /// Encodes the value at absolute index `idx`.
     unsafe fn value(&mut self, l: *mut lua_State, idx: c_int) -> Result<(), String> {
+        if self.out.len() > self.max_bytes {
+            return Err(format!(
+                "{} makes the JSON text longer than {} bytes (max-string-bytes); return less data",
+                self.here(),
+                self.max_bytes
+            ));
+        }
         unsafe {
             match ffi::lua_type(l, idx) {
                 ffi::LUA_TNIL => self.out.push_str("null"),
@@ -322,10 +334,10 @@ pub unsafe fn encode_values(
     first: c_int,
     last: c_int,
     root: &str,
-    max_depth: u32,
+    limits: &Limits,
 ) -> Result<String, String> {
     unsafe {
-        let mut enc = Encoder::new(root.to_owned(), max_depth);
+        let mut enc = Encoder::new(root.to_owned(), limits);
         enc.out.push('[');
         for (n, idx) in (first..=last).enumerate() {
             if n > 0 {
@@ -349,12 +361,12 @@ pub unsafe fn encode_args(
     l: *mut lua_State,
     n: c_int,
     name: &str,
-    max_depth: u32,
+    limits: &Limits,
 ) -> Result<String, String> {
     unsafe {
         let mut out = String::from("[");
         for idx in 1..=n {
-            let mut enc = Encoder::new(format!("{name}: argument #{idx}"), max_depth);
+            let mut enc = Encoder::new(format!("{name}: argument #{idx}"), limits);
             enc.value(l, idx)?;
             if idx > 1 {
                 out.push(',');

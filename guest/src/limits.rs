@@ -1,8 +1,11 @@
 //! The count hook: instruction and call-depth limits, and the rule that a
 //! tripped limit cannot be caught.
 //!
-//! The hook runs every [`STEP`] VM instructions in every coroutine (a new
-//! coroutine inherits the hook of the thread that creates it). Once any limit
+//! The hook runs every [`STEP`] VM instructions on the main thread and every
+//! [`COROUTINE_STEP`] in coroutines. Each thread counts on its own, and what
+//! a thread runs after its last hook is never counted, so coroutines use a
+//! finer step: a script cannot hide much work in many short coroutines.
+//! Once any limit
 //! has tripped, the hook re-arms itself to run on *every* instruction and
 //! raises the limit's error again, so a script that catches the error with
 //! `pcall` cannot make progress: the eval still ends with the limit's kind.
@@ -15,12 +18,32 @@ use crate::vm::{Kind, Vm};
 /// Instructions between two runs of the hook.
 pub const STEP: c_int = 1000;
 
+/// Instructions between two runs of the hook in a coroutine.
+pub const COROUTINE_STEP: c_int = 100;
+
 /// Installs the count hook on `l` with the normal step.
 ///
 /// # Safety
 /// `l` is a live state owned by a [`Vm`].
 pub unsafe fn arm(l: *mut lua_State) {
     unsafe { ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, STEP) };
+}
+
+/// Installs the count hook on a new coroutine.
+///
+/// # Safety
+/// `co` is a live thread of a Vm-owned state.
+pub unsafe fn arm_coroutine(co: *mut lua_State) {
+    unsafe { ffi::lua_sethook(co, Some(count_hook), ffi::LUA_MASKCOUNT, COROUTINE_STEP) };
+}
+
+/// The step a thread should count with.
+unsafe fn step_for(l: *mut lua_State) -> c_int {
+    unsafe {
+        let main = ffi::lua_pushthread(l) == 1;
+        ffi::lua_pop(l, 1);
+        if main { STEP } else { COROUTINE_STEP }
+    }
 }
 
 unsafe extern "C-unwind" fn count_hook(l: *mut lua_State, _ar: *mut ffi::lua_Debug) {
@@ -43,9 +66,10 @@ unsafe fn hook_body(l: *mut lua_State) -> bool {
             return true;
         }
         let step = ffi::lua_gethookcount(l);
-        if step != STEP {
+        let expected = step_for(l);
+        if step != expected {
             // The thread was re-armed by a trip in an earlier eval.
-            arm(l);
+            ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, expected);
         }
         let count = vm.instructions.get() + u64::try_from(step).unwrap_or(0);
         vm.instructions.set(count);

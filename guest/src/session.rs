@@ -149,15 +149,13 @@ impl Session {
                     Err(self.error_from(trip.kind, trip.message, None, chunk))
                 } else {
                     let top = ffi::lua_gettop(l);
-                    json::encode_values(l, 2, top, "result", vm.limits.max_value_depth).map_err(
-                        |msg| Error {
-                            kind: Kind::InvalidValue,
-                            message: msg,
-                            chunk: chunk.to_owned(),
-                            line: None,
-                            traceback: None,
-                        },
-                    )
+                    json::encode_values(l, 2, top, "result", &vm.limits).map_err(|msg| Error {
+                        kind: Kind::InvalidValue,
+                        message: msg,
+                        chunk: chunk.to_owned(),
+                        line: None,
+                        traceback: None,
+                    })
                 }
             };
             ffi::lua_settop(l, 0);
@@ -234,23 +232,19 @@ fn split_position(message: &str, chunk: &str) -> Option<(String, u32)> {
         let end = rest.find(':')?;
         rest[..end].parse().ok()
     };
-    if let Some(rest) = message
+    let own = message
         .strip_prefix(chunk)
-        .and_then(|r| r.strip_prefix(':'))
-    {
-        if let Some(line) = line_after(rest) {
-            return Some((chunk.to_owned(), line));
-        }
+        .and_then(|r| r.strip_prefix(':'));
+    if let Some(line) = own.and_then(line_after) {
+        return Some((chunk.to_owned(), line));
     }
     let mut search = 0;
     while let Some(off) = message[search..].find(':') {
         let colon = search + off;
-        if let Some(line) = line_after(&message[colon + 1..]) {
-            if colon > 0 {
-                return Some((message[..colon].to_owned(), line));
-            }
+        match line_after(&message[colon + 1..]) {
+            Some(line) if colon > 0 => return Some((message[..colon].to_owned(), line)),
+            _ => search = colon + 1,
         }
-        search = colon + 1;
     }
     None
 }

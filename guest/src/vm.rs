@@ -271,6 +271,12 @@ unsafe extern "C" fn allocate(
         }
     };
     if fresh.is_null() {
+        // The linear memory itself is exhausted (the host's cap): that is a
+        // memory limit too, and it must not be catchable.
+        vm.trip(
+            Kind::MemoryLimit,
+            "not enough memory (the sandbox's linear memory is exhausted)".to_owned(),
+        );
         return ptr::null_mut();
     }
     if nsize > old {

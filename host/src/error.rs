@@ -93,15 +93,6 @@ impl ErrorKind {
                 | ErrorKind::Timeout
         )
     }
-
-    /// Whether the outer wall (not the guest) stopped the eval. After such
-    /// an error the instance is discarded.
-    pub(crate) fn is_outer(self) -> bool {
-        matches!(
-            self,
-            ErrorKind::FuelExhausted | ErrorKind::Timeout | ErrorKind::Internal
-        )
-    }
 }
 
 impl fmt::Display for ErrorKind {
@@ -177,10 +168,8 @@ impl EvalError {
 impl fmt::Display for EvalError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "error[{}]: {}", self.kind, one_line(&self.message))?;
-        if f.alternate() {
-            if let Some(tb) = &self.traceback {
-                write!(f, "\n{tb}")?;
-            }
+        if let (true, Some(tb)) = (f.alternate(), &self.traceback) {
+            write!(f, "\n{tb}")?;
         }
         Ok(())
     }

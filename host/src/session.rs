@@ -207,6 +207,9 @@ impl<T: Send + Sync + 'static> Session<T> {
             wall_time_us: micros(started.elapsed()),
             ..Stats::default()
         };
+        // A timeout or trap leaves the instance unusable (wasmtime does not
+        // re-enter a store after a trap), so the session is poisoned.
+        let stopped = !matches!(outcome, Ok(Ok(_)));
         let result = match outcome {
             Err(_) => Err(EvalError::host(
                 ErrorKind::Timeout,
@@ -243,7 +246,10 @@ impl<T: Send + Sync + 'static> Session<T> {
             }
         };
         self.poisoned = match &result {
-            Err(e) if e.kind.is_outer() => Some(format!("an earlier eval ended with {}", e.kind)),
+            Err(e) if stopped => Some(format!(
+                "an earlier eval was stopped by the host ({})",
+                e.kind
+            )),
             _ => None,
         };
         result

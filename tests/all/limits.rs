@@ -262,3 +262,26 @@ async fn defaults_are_finite() {
     let e = fails(&sb, "while true do end", ErrorKind::InstructionLimit).await;
     assert!(e.stats.instructions <= Limits::DEFAULT_MAX_INSTRUCTIONS + 1000);
 }
+
+#[tokio::test]
+async fn many_short_coroutines_are_counted() {
+    // Each coroutine runs fewer instructions than the main thread's hook step;
+    // the coroutine step still counts most of them.
+    let sb = with_limits(Limits {
+        max_instructions: 1_000_000,
+        fuel: u64::MAX,
+        ..Limits::default()
+    });
+    let code = "while true do coroutine.wrap(function() for i = 1, 120 do end end)() end";
+    let e = fails(&sb, code, ErrorKind::InstructionLimit).await;
+    assert!(e.stats.instructions > 1_000_000);
+    let code = "while true do local co = coroutine.create(function() for i = 1, 120 do end end) coroutine.resume(co) end";
+    fails(&sb, code, ErrorKind::InstructionLimit).await;
+    // Wrapped coroutines keep the reference error behaviour.
+    let v = values(
+        &sb,
+        "local f = coroutine.wrap(function() error('inner') end) return pcall(f)",
+    )
+    .await;
+    assert_eq!(v, [json!(false), json!("main.lua:1: inner")]);
+}

@@ -167,3 +167,20 @@ async fn output_before_an_invalid_value_is_kept() {
     let e = fails(&sb, "print('before') return print", ErrorKind::InvalidValue).await;
     assert_eq!(e.output, ["before"]);
 }
+
+#[tokio::test]
+async fn shared_subtables_cannot_expand_without_bound() {
+    let sb = crate::support::with_limits(moonbox::Limits {
+        max_string_bytes: 1 << 20,
+        ..moonbox::Limits::default()
+    });
+    let code = "local t = {'leaf'} for i = 1, 40 do t = {t, t} end return t";
+    let e = fails(&sb, code, ErrorKind::InvalidValue).await;
+    assert!(
+        e.message.ends_with(
+            "makes the JSON text longer than 1048576 bytes (max-string-bytes); return less data"
+        ),
+        "{}",
+        e.message
+    );
+}
