@@ -29,7 +29,7 @@ use serde::{Deserialize, Serialize};
 #[serde(default, deny_unknown_fields)]
 pub struct Limits {
     /// Lua VM instructions per eval, in every coroutine, checked every 1,000
-    /// instructions. Trips [`ErrorKind::InstructionLimit`](crate::ErrorKind::InstructionLimit).
+    /// instructions on the main thread and every 100 in coroutines. Trips [`ErrorKind::InstructionLimit`](crate::ErrorKind::InstructionLimit).
     ///
     /// Default: [`Limits::DEFAULT_MAX_INSTRUCTIONS`].
     pub max_instructions: u64,
@@ -61,14 +61,16 @@ pub struct Limits {
     ///
     /// Default: [`Limits::DEFAULT_MAX_VALUE_DEPTH`].
     pub max_value_depth: u32,
-    /// Wasmtime fuel per eval (roughly one unit per wasm instruction),
-    /// including the guest's own work and the instance start. Trips
+    /// Wasmtime fuel per call into the guest (roughly one unit per wasm
+    /// instruction): each eval gets this budget, and so does starting an
+    /// instance. Trips
     /// [`ErrorKind::FuelExhausted`](crate::ErrorKind::FuelExhausted).
     ///
     /// Default: [`Limits::DEFAULT_FUEL`].
     pub fuel: u64,
-    /// Wall-clock time per eval, including time spent in capabilities.
-    /// Trips [`ErrorKind::Timeout`](crate::ErrorKind::Timeout). Checked every
+    /// Wall-clock time per call into the guest, including time spent in
+    /// capabilities; each eval gets this budget, and so does starting an
+    /// instance. Trips [`ErrorKind::Timeout`](crate::ErrorKind::Timeout). Checked every
     /// few milliseconds.
     ///
     /// Default: [`Limits::DEFAULT_TIMEOUT`].

@@ -27,9 +27,11 @@ pub struct EvalOutput {
 /// What an eval cost.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stats {
-    /// Wasmtime fuel consumed, including instance start for a fresh eval.
+    /// Wasmtime fuel the eval consumed (starting an instance has its own
+    /// budget and is not included).
     pub fuel_used: u64,
-    /// Lua VM instructions, in steps of 1,000.
+    /// Lua VM instructions, counted in the guest's hook steps (1,000 on
+    /// the main thread, 100 in coroutines).
     pub instructions: u64,
     /// The most bytes the Lua heap held during the eval.
     pub peak_memory_bytes: u64,

@@ -4,6 +4,8 @@
 //! capability, invalid value); 2 a usage or host I/O error; 3 a limit
 //! stopped the script.
 
+mod bench;
+
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -46,6 +48,13 @@ enum Command {
     Check {
         /// The script, or `-` for standard input.
         file: PathBuf,
+    },
+    /// Measure cold start, session reuse and capability round trips, side
+    /// by side with a native `lua5.4` process (build with --release).
+    Bench {
+        /// Samples of each in-process figure.
+        #[arg(long, default_value_t = 10_000)]
+        samples: usize,
     },
     /// Print the `run_lua` tool definition for an agent.
     ToolSchema {
@@ -325,6 +334,7 @@ fn main() -> ExitCode {
             } => run(file, *json, sandbox).await,
             Command::Check { file } => check(file).await,
             Command::ToolSchema { format, sandbox } => tool_schema(*format, sandbox),
+            Command::Bench { samples } => bench::run(*samples).await.map(|()| 0),
         }
     });
     match result {
