@@ -37,6 +37,34 @@ pub unsafe fn arm_coroutine(co: *mut lua_State) {
     unsafe { ffi::lua_sethook(co, Some(count_hook), ffi::LUA_MASKCOUNT, COROUTINE_STEP) };
 }
 
+/// Charges the creation of a coroutine: [`COROUTINE_STEP`] instructions,
+/// paid up front for what the new thread may run after its last hook. Without
+/// it, a tree of coroutines that each start children within their first 99
+/// instructions would run uncounted. Returns `true` with the error pushed when
+/// the charge passes the limit.
+///
+/// # Safety
+/// `l` is a live thread of a Vm-owned state, inside a C function.
+pub unsafe fn charge_coroutine(l: *mut lua_State) -> bool {
+    unsafe {
+        let vm = Vm::from_state(l);
+        if vm.tripped().is_some() {
+            return hook_body(l);
+        }
+        let count = vm.instructions.get() + u64::try_from(COROUTINE_STEP).unwrap_or(0);
+        vm.instructions.set(count);
+        if count > vm.limits.max_instructions {
+            let message = format!(
+                "{}instruction limit exceeded (max-instructions is {})",
+                lua::position(l, 1),
+                vm.limits.max_instructions
+            );
+            return raise_trip(l, vm, Kind::InstructionLimit, message);
+        }
+        false
+    }
+}
+
 /// The step a thread should count with.
 unsafe fn step_for(l: *mut lua_State) -> c_int {
     unsafe {

@@ -263,6 +263,9 @@ unsafe fn wrap_coroutines(l: *mut lua_State, globals: c_int) {
 /// `coroutine.create`: the original, then the coroutine's hook step.
 unsafe extern "C-unwind" fn create_entry(l: *mut lua_State) -> c_int {
     unsafe {
+        if crate::limits::charge_coroutine(l) {
+            ffi::lua_error(l);
+        }
         let args = ffi::lua_gettop(l);
         ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
         ffi::lua_insert(l, 1);
@@ -279,6 +282,9 @@ unsafe extern "C-unwind" fn create_entry(l: *mut lua_State) -> c_int {
 /// wrapper function.
 unsafe extern "C-unwind" fn wrap_entry(l: *mut lua_State) -> c_int {
     unsafe {
+        if crate::limits::charge_coroutine(l) {
+            ffi::lua_error(l);
+        }
         let args = ffi::lua_gettop(l);
         ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
         ffi::lua_insert(l, 1);

@@ -146,7 +146,7 @@ impl Session {
                 } else if let Some(trip) = vm.tripped() {
                     // The script caught the limit's error and returned before
                     // the hook could raise it again.
-                    Err(self.error_from(trip.kind, trip.message, None, chunk))
+                    Err(self.error_from(trip.kind, trip.message.into_owned(), None, chunk))
                 } else {
                     let top = ffi::lua_gettop(l);
                     json::encode_values(l, 2, top, "result", &vm.limits).map_err(|msg| Error {
@@ -180,7 +180,7 @@ impl Session {
             .unwrap_or_else(|| unsafe { describe_error_object(l) });
         let traceback = vm.traceback.take();
         if let Some(trip) = vm.tripped() {
-            return self.error_from(trip.kind, trip.message, traceback, chunk);
+            return self.error_from(trip.kind, trip.message.into_owned(), traceback, chunk);
         }
         let kind = match status {
             ffi::LUA_ERRSYNTAX => Kind::Syntax,

@@ -8,6 +8,7 @@
 //! any API call, so no `&mut Vm` ever exists.
 
 use std::alloc::{Layout, alloc, dealloc, realloc};
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::ffi::{c_int, c_void};
 use std::ptr;
@@ -59,7 +60,7 @@ pub struct Capability {
 #[derive(Clone, Debug)]
 pub struct Trip {
     pub kind: Kind,
-    pub message: String,
+    pub message: Cow<'static, str>,
 }
 
 /// The state behind one `lua_State`.
@@ -161,10 +162,13 @@ impl Vm {
     }
 
     /// Records a tripped limit unless one already tripped.
-    pub fn trip(&self, kind: Kind, message: String) {
+    pub fn trip(&self, kind: Kind, message: impl Into<Cow<'static, str>>) {
         let mut trip = self.trip.borrow_mut();
         if trip.is_none() {
-            *trip = Some(Trip { kind, message });
+            *trip = Some(Trip {
+                kind,
+                message: message.into(),
+            });
         }
     }
 
@@ -273,9 +277,10 @@ unsafe extern "C" fn allocate(
     if fresh.is_null() {
         // The linear memory itself is exhausted (the host's cap): that is a
         // memory limit too, and it must not be catchable.
+        // A static message: nothing more can be allocated now.
         vm.trip(
             Kind::MemoryLimit,
-            "not enough memory (the sandbox's linear memory is exhausted)".to_owned(),
+            "not enough memory (the sandbox's linear memory is exhausted)",
         );
         return ptr::null_mut();
     }

@@ -36,22 +36,34 @@ pub(crate) struct Shared {
 
 static SHARED: OnceLock<Result<Arc<Shared>, String>> = OnceLock::new();
 
+/// Engine settings chosen by the first sandbox of the process.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct EngineOptions {
+    pub(crate) cache_dir: Option<PathBuf>,
+    pub(crate) pooling: bool,
+}
+
 /// Returns the process-wide engine and component, compiling (or loading from
-/// `cache_dir`) on first use. The cache directory of the first call wins.
-pub(crate) fn shared(cache_dir: Option<&Path>) -> Result<Arc<Shared>, Error> {
+/// the cache) on first use. The options of the first call win.
+pub(crate) fn shared(options: &EngineOptions) -> Result<Arc<Shared>, Error> {
     SHARED
-        .get_or_init(|| load(cache_dir).map(Arc::new))
+        .get_or_init(|| load(options).map(Arc::new))
         .clone()
         .map_err(Error::Engine)
 }
 
-fn engine() -> Result<Engine, String> {
+fn engine(pooling: bool) -> Result<Engine, String> {
     let mut config = Config::new();
     config
         .consume_fuel(true)
         .epoch_interruption(true)
         .wasm_exceptions(true)
         .max_wasm_stack(MAX_WASM_STACK);
+    if pooling {
+        config.allocation_strategy(wasmtime::InstanceAllocationStrategy::Pooling(
+            wasmtime::PoolingAllocationConfig::default(),
+        ));
+    }
     let engine = Engine::new(&config).map_err(|e| format!("cannot configure wasmtime: {e}"))?;
     start_ticker(&engine);
     Ok(engine)
@@ -75,8 +87,9 @@ fn start_ticker(engine: &Engine) {
     }
 }
 
-fn load(cache_dir: Option<&Path>) -> Result<Shared, String> {
-    let engine = engine()?;
+fn load(options: &EngineOptions) -> Result<Shared, String> {
+    let engine = engine(options.pooling)?;
+    let cache_dir = options.cache_dir.as_deref();
     let key = cache_key(&engine);
     if let Some(dir) = cache_dir {
         let path = dir.join(format!("moonbox-{key:016x}.cwasm"));

@@ -66,6 +66,7 @@ pub struct SandboxBuilder<T> {
     capabilities: Vec<Capability<T>>,
     determinism: Option<Determinism>,
     cache_dir: Option<Option<PathBuf>>,
+    pooling: bool,
 }
 
 impl<T> fmt::Debug for SandboxBuilder<T> {
@@ -100,6 +101,7 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
             capabilities: Vec::new(),
             determinism: None,
             cache_dir: None,
+            pooling: false,
         }
     }
 
@@ -145,6 +147,15 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
         self
     }
 
+    /// Uses wasmtime's pooling instance allocator, which reserves instance
+    /// slots up front instead of mapping memory per instance. Only the first
+    /// sandbox of a process creates the engine, so only its setting matters.
+    /// BENCHMARKS.md records whether it helps. Default: off.
+    pub fn pooling_allocator(mut self, enabled: bool) -> Self {
+        self.pooling = enabled;
+        self
+    }
+
     /// Validates the configuration and prepares the sandbox.
     ///
     /// The first call in a process compiles the guest (or loads it from the
@@ -158,7 +169,10 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     pub fn build(self) -> Result<Sandbox<T>, Error> {
         self.limits.validate().map_err(Error::Config)?;
         let cache_dir = self.cache_dir.unwrap_or_else(guest::default_cache_dir);
-        let shared = guest::shared(cache_dir.as_deref())?;
+        let shared = guest::shared(&guest::EngineOptions {
+            cache_dir,
+            pooling: self.pooling,
+        })?;
         let mut linker = Linker::<HostState<T>>::new(&shared.engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| Error::Engine(format!("cannot link WASI: {e}")))?;

@@ -265,18 +265,27 @@ async fn defaults_are_finite() {
 
 #[tokio::test]
 async fn many_short_coroutines_are_counted() {
-    // Each coroutine runs fewer instructions than the main thread's hook step;
-    // the coroutine step still counts most of them.
+    // Each coroutine runs fewer instructions than any hook step; creating one
+    // is charged up front, so neither a flat loop nor a tree of them escapes.
     let sb = with_limits(Limits {
         max_instructions: 1_000_000,
         fuel: u64::MAX,
         ..Limits::default()
     });
-    let code = "while true do coroutine.wrap(function() for i = 1, 120 do end end)() end";
-    let e = fails(&sb, code, ErrorKind::InstructionLimit).await;
+    let flat = "while true do coroutine.wrap(function() for i = 1, 10 do end end)() end";
+    let e = fails(&sb, flat, ErrorKind::InstructionLimit).await;
     assert!(e.stats.instructions > 1_000_000);
-    let code = "while true do local co = coroutine.create(function() for i = 1, 120 do end end) coroutine.resume(co) end";
-    fails(&sb, code, ErrorKind::InstructionLimit).await;
+    let flat = "while true do coroutine.resume(coroutine.create(function() end)) end";
+    fails(&sb, flat, ErrorKind::InstructionLimit).await;
+    let tree = r#"
+        local function grow(depth)
+            if depth == 0 then return end
+            coroutine.wrap(grow)(depth - 1)
+            coroutine.wrap(grow)(depth - 1)
+        end
+        grow(40)
+    "#;
+    fails(&sb, tree, ErrorKind::InstructionLimit).await;
     // Wrapped coroutines keep the reference error behaviour.
     let v = values(
         &sb,

@@ -55,11 +55,12 @@ fn spawn_samples(n: usize, program: &str, args: &[&str], stdin: &[u8]) -> Result
     Ok(samples)
 }
 
-pub(crate) async fn run(samples: usize) -> Result<()> {
+pub(crate) async fn run(samples: usize, pooling: bool) -> Result<()> {
     let samples = samples.max(10);
     let records = Records::from_json(r#"{"123": {"name": "Ada", "visits": [1, 2]}}"#)?;
     let sandbox = Sandbox::builder()
         .capability(records.capability())
+        .pooling_allocator(pooling)
         .build()?;
 
     // Warm up the allocator and caches.

@@ -55,6 +55,9 @@ enum Command {
         /// Samples of each in-process figure.
         #[arg(long, default_value_t = 10_000)]
         samples: usize,
+        /// Use wasmtime's pooling instance allocator.
+        #[arg(long)]
+        pooling: bool,
     },
     /// Print the `run_lua` tool definition for an agent.
     ToolSchema {
@@ -334,7 +337,7 @@ fn main() -> ExitCode {
             } => run(file, *json, sandbox).await,
             Command::Check { file } => check(file).await,
             Command::ToolSchema { format, sandbox } => tool_schema(*format, sandbox),
-            Command::Bench { samples } => bench::run(*samples).await.map(|()| 0),
+            Command::Bench { samples, pooling } => bench::run(*samples, *pooling).await.map(|()| 0),
         }
     });
     match result {
