@@ -135,6 +135,9 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
             Ok(args) => args,
             Err(msg) => return Err(raise_tagged(l, Kind::Capability, &msg)),
         };
+        if crate::limits::charge(l, crate::limits::CAPABILITY_COST) {
+            return Err(Raise);
+        }
         vm.capability_calls
             .set(vm.capability_calls.get().saturating_add(1));
         let reply = capabilities::call(&cap.name, &args);

@@ -37,21 +37,29 @@ pub unsafe fn arm_coroutine(co: *mut lua_State) {
     unsafe { ffi::lua_sethook(co, Some(count_hook), ffi::LUA_MASKCOUNT, COROUTINE_STEP) };
 }
 
-/// Charges the creation of a coroutine: [`COROUTINE_STEP`] instructions,
-/// paid up front for what the new thread may run after its last hook. Without
-/// it, a tree of coroutines that each start children within their first 99
-/// instructions would run uncounted. Returns `true` with the error pushed when
-/// the charge passes the limit.
+/// Instructions charged for creating a coroutine: paid up front for what
+/// the new thread may run after its last hook. Without it, a tree of
+/// coroutines that each start children within their first 99 instructions
+/// would run uncounted.
+pub const COROUTINE_COST: u64 = COROUTINE_STEP as u64;
+
+/// Instructions charged for each capability call, so a script cannot spend
+/// unbounded host time inside a loop of a few instructions.
+pub const CAPABILITY_COST: u64 = 100;
+
+/// Adds `cost` instructions to the eval's count from inside a C function.
+/// Returns `true` with the error pushed when that passes the limit (or a
+/// limit has already tripped); the caller then raises it.
 ///
 /// # Safety
 /// `l` is a live thread of a Vm-owned state, inside a C function.
-pub unsafe fn charge_coroutine(l: *mut lua_State) -> bool {
+pub unsafe fn charge(l: *mut lua_State, cost: u64) -> bool {
     unsafe {
         let vm = Vm::from_state(l);
         if vm.tripped().is_some() {
             return hook_body(l);
         }
-        let count = vm.instructions.get() + u64::try_from(COROUTINE_STEP).unwrap_or(0);
+        let count = vm.instructions.get() + cost;
         vm.instructions.set(count);
         if count > vm.limits.max_instructions {
             let message = format!(

@@ -118,6 +118,8 @@ pub unsafe fn open(l: *mut lua_State, allow: &Allow, modules: &[Module], seed: O
             }
         }
         wrap_coroutines(l, globals);
+        ffi::lua_pushcfunction(l, xpcall_entry);
+        lua::set_field(l, globals, "xpcall");
         lua::get_field(l, globals, "string");
         let string = ffi::lua_gettop(l);
         if !allow.has("string.dump") {
@@ -263,7 +265,7 @@ unsafe fn wrap_coroutines(l: *mut lua_State, globals: c_int) {
 /// `coroutine.create`: the original, then the coroutine's hook step.
 unsafe extern "C-unwind" fn create_entry(l: *mut lua_State) -> c_int {
     unsafe {
-        if crate::limits::charge_coroutine(l) {
+        if crate::limits::charge(l, crate::limits::COROUTINE_COST) {
             ffi::lua_error(l);
         }
         let args = ffi::lua_gettop(l);
@@ -282,7 +284,7 @@ unsafe extern "C-unwind" fn create_entry(l: *mut lua_State) -> c_int {
 /// wrapper function.
 unsafe extern "C-unwind" fn wrap_entry(l: *mut lua_State) -> c_int {
     unsafe {
-        if crate::limits::charge_coroutine(l) {
+        if crate::limits::charge(l, crate::limits::COROUTINE_COST) {
             ffi::lua_error(l);
         }
         let args = ffi::lua_gettop(l);
@@ -296,6 +298,56 @@ unsafe extern "C-unwind" fn wrap_entry(l: *mut lua_State) -> c_int {
         let auxwrap: ffi::lua_CFunction =
             std::mem::transmute(ffi::lua_touserdata(l, ffi::lua_upvalueindex(2)));
         ffi::lua_pushcclosure(l, auxwrap, 1);
+        1
+    }
+}
+
+/// `xpcall`, as the reference implements it, except that the message
+/// handler is guarded: once a limit has tripped, the script's handler is not
+/// called. The count hook raises a trip from inside a hook, where Lua has
+/// turned hooks off until the next protected boundary; a handler run at that
+/// moment would run unmetered.
+unsafe extern "C-unwind" fn xpcall_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        let n = ffi::lua_gettop(l);
+        ffi::luaL_checktype(l, 2, ffi::LUA_TFUNCTION);
+        ffi::lua_pushvalue(l, 2);
+        ffi::lua_pushcclosure(l, guarded_handler, 1);
+        ffi::lua_replace(l, 2);
+        ffi::lua_pushboolean(l, 1);
+        ffi::lua_pushvalue(l, 1);
+        ffi::lua_rotate(l, 3, 2);
+        let status = ffi::lua_pcallk(l, n - 2, ffi::LUA_MULTRET, 2, 2, Some(finish_xpcall));
+        finish_xpcall(l, status, 2)
+    }
+}
+
+unsafe extern "C-unwind" fn finish_xpcall(
+    l: *mut lua_State,
+    status: c_int,
+    extra: ffi::lua_KContext,
+) -> c_int {
+    unsafe {
+        if status != ffi::LUA_OK && status != ffi::LUA_YIELD {
+            ffi::lua_pushboolean(l, 0);
+            ffi::lua_pushvalue(l, -2);
+            return 2;
+        }
+        ffi::lua_gettop(l) - extra as c_int
+    }
+}
+
+unsafe extern "C-unwind" fn guarded_handler(l: *mut lua_State) -> c_int {
+    unsafe {
+        let vm = Vm::from_state(l);
+        if vm.tripped().is_some() {
+            ffi::lua_settop(l, 1);
+            return 1;
+        }
+        let args = ffi::lua_gettop(l);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, args, 1);
         1
     }
 }

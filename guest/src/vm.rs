@@ -73,10 +73,6 @@ pub struct Vm {
     started: std::time::Instant,
     used: Cell<usize>,
     peak: Cell<usize>,
-    /// The last allocation refused for the heap limit, as (block, new size).
-    /// Lua retries a refused allocation once after an emergency collection;
-    /// a second refusal of the same request is a real out-of-memory.
-    refused: Cell<Option<(usize, usize)>>,
     pub instructions: Cell<u64>,
     pub output: RefCell<Vec<String>>,
     pub output_bytes: Cell<u64>,
@@ -106,7 +102,6 @@ impl Vm {
             started: std::time::Instant::now(),
             used: Cell::new(0),
             peak: Cell::new(0),
-            refused: Cell::new(None),
             instructions: Cell::new(0),
             output: RefCell::new(Vec::new()),
             output_bytes: Cell::new(0),
@@ -152,7 +147,6 @@ impl Vm {
         self.trip.replace(None);
         self.tagged.replace(None);
         self.traceback.replace(None);
-        self.refused.set(None);
         self.peak.set(self.used.get());
     }
 
@@ -251,18 +245,18 @@ unsafe extern "C" fn allocate(
     if nsize > old {
         let wanted = vm.used.get().saturating_sub(old).saturating_add(nsize);
         if wanted as u64 > vm.limits.max_memory_bytes {
-            let request = (block as usize, nsize);
-            if vm.refused.get() == Some(request) {
-                vm.trip(
-                    Kind::MemoryLimit,
-                    format!(
-                        "not enough memory (the Lua heap is limited to {} bytes by max-memory-bytes)",
-                        vm.limits.max_memory_bytes
-                    ),
-                );
-            } else {
-                vm.refused.set(Some(request));
-            }
+            // The first refusal trips the limit. Lua would retry some requests
+            // after an emergency collection, but others (string buffers)
+            // raise a catchable error at once; tripping here keeps every path
+            // uncatchable. The limit therefore also counts garbage that a
+            // collection would have freed.
+            vm.trip(
+                Kind::MemoryLimit,
+                format!(
+                    "not enough memory (the Lua heap is limited to {} bytes by max-memory-bytes)",
+                    vm.limits.max_memory_bytes
+                ),
+            );
             return ptr::null_mut();
         }
     }
@@ -283,9 +277,6 @@ unsafe extern "C" fn allocate(
             "not enough memory (the sandbox's linear memory is exhausted)",
         );
         return ptr::null_mut();
-    }
-    if nsize > old {
-        vm.refused.set(None);
     }
     let used = vm.used.get() - old + nsize;
     vm.used.set(used);

@@ -148,9 +148,11 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     }
 
     /// Uses wasmtime's pooling instance allocator, which reserves instance
-    /// slots up front instead of mapping memory per instance. Only the first
-    /// sandbox of a process creates the engine, so only its setting matters.
-    /// BENCHMARKS.md records whether it helps. Default: off.
+    /// slots up front instead of mapping memory per instance. It makes fresh
+    /// evals faster (see BENCHMARKS.md) but caps how many instances can be
+    /// live at once at wasmtime's pool size (1,000 by default); past it,
+    /// starting a session fails. Only the first sandbox of a process creates
+    /// the engine, so only its setting matters. Default: off.
     pub fn pooling_allocator(mut self, enabled: bool) -> Self {
         self.pooling = enabled;
         self

@@ -147,6 +147,13 @@ impl<T: Send + Sync + 'static> Session<T> {
         self.chunk_name = name.into();
     }
 
+    /// Whether an earlier eval was stopped by the host (timeout, fuel, a
+    /// trap) or cancelled, so that every later eval fails with
+    /// [`ErrorKind::SessionPoisoned`].
+    pub fn is_poisoned(&self) -> bool {
+        self.poisoned.is_some()
+    }
+
     /// The sandbox this session belongs to.
     pub fn sandbox(&self) -> &Sandbox<T> {
         &self.sandbox

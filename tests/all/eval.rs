@@ -234,3 +234,34 @@ async fn load_of_text_keeps_its_env_argument() {
         [json!(true)]
     );
 }
+
+#[tokio::test]
+async fn xpcall_keeps_reference_behaviour() {
+    let sb = sandbox();
+    let code = r#"
+        local co = coroutine.wrap(function()
+            return xpcall(function() coroutine.yield("paused") return "resumed" end, debug.traceback)
+        end)
+        local first = co()
+        local ok, value = co()
+        local caught, msg = xpcall(function() error("bad") end, function(m) return "handled: " .. m end)
+        return first, ok, value, caught, msg, xpcall(function(a, b) return a + b end, print, 2, 3)
+    "#;
+    assert_eq!(
+        values(&sb, code).await,
+        [
+            json!("paused"),
+            json!(true),
+            json!("resumed"),
+            json!(false),
+            json!("handled: main.lua:7: bad"),
+            json!(true),
+            json!(5)
+        ]
+    );
+    let e = fails(&sb, "xpcall(print)", ErrorKind::Runtime).await;
+    assert_eq!(
+        e.message,
+        "main.lua:1: bad argument #2 to 'xpcall' (function expected, got no value)"
+    );
+}

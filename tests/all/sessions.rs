@@ -36,6 +36,7 @@ async fn a_session_survives_guest_limits() {
     });
     let mut s = sb.session(()).await.unwrap();
     s.eval("kept = 'yes'").await.unwrap();
+    assert!(!s.is_poisoned());
     assert_eq!(
         s.eval("while true do end").await.unwrap_err().kind,
         ErrorKind::InstructionLimit
@@ -72,6 +73,7 @@ async fn an_outer_wall_stop_poisons_the_session_only() {
         .await
         .unwrap_err();
     assert_eq!(e.kind, ErrorKind::Timeout);
+    assert!(s.is_poisoned());
     let e = s.eval("return 1").await.unwrap_err();
     assert_eq!(e.kind, ErrorKind::SessionPoisoned);
     assert!(e.message.contains("start a new session"), "{}", e.message);

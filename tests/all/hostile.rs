@@ -1,0 +1,186 @@
+//! The hostile-script corpus in `tests/hostile/`: every script states, on its
+//! first line, the kind it must end with (`-- expect: <kind>` or `-- expect:
+//! ok`, optionally followed by `-- returns: <json>`). Each must end that way,
+//! within its limits, and the same sandbox must run a clean eval afterwards.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use moonbox::{
+    Capability, CapabilityError, Determinism, ErrorKind, Limits, Records, Sandbox, SandboxBuilder,
+};
+use serde_json::Value;
+
+/// The limits every hostile script runs under.
+pub fn limits() -> Limits {
+    Limits {
+        max_instructions: 2_000_000,
+        max_call_depth: 200,
+        max_string_bytes: 1 << 20,
+        memory: 16 << 20,
+        max_output_bytes: 64 << 10,
+        fuel: 2_000_000_000,
+        timeout: Duration::from_secs(5),
+        ..Limits::default()
+    }
+}
+
+/// A session context holding a secret no script may see.
+pub struct Secret(pub String);
+
+pub const SECRET: &str = "sk-live-0d9f3c2a7b";
+
+/// The sandbox hostile scripts run in: `records.get`, `auth.ping` (which
+/// uses the secret on the host side), deterministic mode.
+pub fn hostile_sandbox() -> Sandbox<Secret> {
+    let records =
+        Records::from_json(r#"{"123": {"name": "Ada", "visits": [1, 2]}}"#).expect("records parse");
+    let ping = Capability::<Secret>::sync("auth.ping", |secret: &Secret, (): ()| {
+        Ok::<_, CapabilityError>(secret.0.starts_with("sk-live"))
+    });
+    SandboxBuilder::<Secret>::new()
+        .limits(limits())
+        .capability(records.capability())
+        .capability(ping)
+        .deterministic(Determinism::default())
+        .build()
+        .expect("the hostile sandbox builds")
+}
+
+pub struct Case {
+    pub path: PathBuf,
+    pub expect: Option<ErrorKind>,
+    pub returns: Option<Value>,
+    pub code: String,
+}
+
+fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
+    let entries =
+        std::fs::read_dir(dir).unwrap_or_else(|e| panic!("cannot read {}: {e}", dir.display()));
+    for entry in entries {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            collect(&path, out);
+        } else if path.extension().is_some_and(|e| e == "lua") {
+            out.push(path);
+        }
+    }
+}
+
+/// Every case in the corpus, sorted by path. Panics on a script without a
+/// valid expectation, so no case can be added without one.
+pub fn corpus() -> Vec<Case> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("hostile");
+    let mut paths = Vec::new();
+    collect(&dir, &mut paths);
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let code = std::fs::read_to_string(&path).expect("a UTF-8 script");
+            let mut lines = code.lines();
+            let expect = lines
+                .next()
+                .and_then(|l| l.strip_prefix("-- expect: "))
+                .unwrap_or_else(|| {
+                    panic!("{} does not start with '-- expect: <kind>'", path.display())
+                })
+                .trim();
+            let expect = match expect {
+                "ok" => None,
+                kind => Some(
+                    serde_json::from_value::<ErrorKind>(Value::String(kind.to_owned()))
+                        .unwrap_or_else(|_| panic!("{}: unknown kind '{kind}'", path.display())),
+                ),
+            };
+            let returns = lines
+                .next()
+                .and_then(|l| l.strip_prefix("-- returns: "))
+                .map(|json| {
+                    serde_json::from_str(json)
+                        .unwrap_or_else(|e| panic!("{}: bad returns line: {e}", path.display()))
+                });
+            Case {
+                path,
+                expect,
+                returns,
+                code,
+            }
+        })
+        .collect()
+}
+
+/// Runs one case; returns a description of what went wrong, if anything.
+pub async fn check(sandbox: &Sandbox<Secret>, case: &Case) -> Option<String> {
+    let name = case.path.display();
+    let outcome = sandbox.eval_with(Secret(SECRET.into()), &case.code).await;
+    let limits = limits();
+    let problem = match (&case.expect, &outcome) {
+        (None, Ok(out)) => match &case.returns {
+            Some(expected) if Value::Array(out.values.clone()) != *expected => Some(format!(
+                "{name}: returned {:?}, expected {expected}",
+                out.values
+            )),
+            _ => None,
+        },
+        (None, Err(e)) => Some(format!("{name}: expected success, got {e}")),
+        (Some(kind), Ok(out)) => Some(format!(
+            "{name}: expected {kind}, got values {:?}",
+            out.values
+        )),
+        (Some(kind), Err(e)) if e.kind != *kind => {
+            Some(format!("{name}: expected {kind}, got {e}"))
+        }
+        (Some(_), Err(e)) if e.stats.peak_memory_bytes > limits.memory => Some(format!(
+            "{name}: the heap reached {} bytes",
+            e.stats.peak_memory_bytes
+        )),
+        (Some(_), Err(e)) if e.stats.instructions > limits.max_instructions + 1000 => {
+            Some(format!("{name}: ran {} instructions", e.stats.instructions))
+        }
+        (Some(_), Err(_)) => None,
+    };
+    if let Some(problem) = problem {
+        return Some(problem);
+    }
+    let text = match &outcome {
+        Ok(out) => serde_json::to_string(out).unwrap_or_default(),
+        Err(e) => e.to_json().to_string(),
+    };
+    if text.contains(SECRET) {
+        return Some(format!("{name}: the secret reached the result"));
+    }
+    match sandbox
+        .eval_with(Secret(SECRET.into()), "return 1 + 1")
+        .await
+    {
+        Ok(out) if out.values == [serde_json::json!(2)] => None,
+        other => Some(format!("{name}: the sandbox did not recover: {other:?}")),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_hostile_script_ends_as_stated() {
+    let cases = corpus();
+    assert!(cases.len() >= 50, "the corpus has {} scripts", cases.len());
+    let sandbox = hostile_sandbox();
+    let tasks: Vec<_> = cases
+        .into_iter()
+        .map(|case| {
+            let sandbox = sandbox.clone();
+            tokio::spawn(async move { check(&sandbox, &case).await })
+        })
+        .collect();
+    let mut failures = Vec::new();
+    for task in tasks {
+        if let Some(problem) = task.await.expect("the case task finishes") {
+            failures.push(problem);
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} hostile scripts misbehaved:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}

@@ -1,0 +1,3 @@
+-- expect: capability
+-- Too many arguments.
+return records.get('123', '456')

@@ -1,0 +1,3 @@
+-- expect: instruction_limit
+-- Calling a capability forever.
+while true do records.get('123') end

@@ -1,0 +1,3 @@
+-- expect: capability
+-- A function as an argument cannot cross.
+return records.get(print)

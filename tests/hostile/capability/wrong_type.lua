@@ -1,0 +1,3 @@
+-- expect: capability
+-- A table where a string is expected.
+return records.get({ id = '123' })

@@ -1,0 +1,3 @@
+-- expect: instruction_limit
+-- A plain infinite loop.
+while true do end

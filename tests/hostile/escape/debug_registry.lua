@@ -1,0 +1,3 @@
+-- expect: sandboxed
+-- Reaching the registry.
+return debug.getregistry()

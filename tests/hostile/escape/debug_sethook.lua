@@ -1,0 +1,4 @@
+-- expect: sandboxed
+-- Removing the instruction hook.
+debug.sethook()
+while true do end

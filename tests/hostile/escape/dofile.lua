@@ -1,0 +1,3 @@
+-- expect: sandboxed
+-- Running a file.
+return dofile('/etc/passwd')

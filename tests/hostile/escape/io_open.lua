@@ -1,0 +1,3 @@
+-- expect: sandboxed
+-- Opening a file.
+return io.open('/etc/passwd'):read('a')

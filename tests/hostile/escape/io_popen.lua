@@ -1,0 +1,3 @@
+-- expect: sandboxed
+-- Starting a process.
+return io.popen('id'):read('a')

@@ -1,0 +1,3 @@
+-- expect: sandboxed
+-- Running a shell command.
+return os.execute('cat /etc/passwd')

@@ -1,0 +1,3 @@
+-- expect: sandboxed
+-- Loading a native library.
+return package.loadlib('/lib/x86_64-linux-gnu/libc.so.6', 'system')

@@ -1,0 +1,3 @@
+-- expect: sandboxed
+-- Reaching string.dump through the string metatable.
+return getmetatable('').__index.dump(print)

@@ -1,0 +1,3 @@
+-- expect: sandboxed
+-- Ending the host process.
+os.exit(0)

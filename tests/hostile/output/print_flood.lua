@@ -1,0 +1,3 @@
+-- expect: output_limit
+-- Printing forever.
+while true do print('flood') end
