@@ -42,3 +42,11 @@ bench *FLAGS:
 # Everything CI runs, installs included.
 ci:
     bash .ci/run
+
+# A million mixed evals on one sandbox; checks results and RSS growth.
+soak EVALS="1000000":
+    cargo run -q --release -p moonbox --example soak -- {{EVALS}}
+
+# Fuzz one target (eval or json_boundary) for SECONDS; needs cargo-fuzz.
+fuzz TARGET="eval" SECONDS="60":
+    cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none {{TARGET}} -- -max_total_time={{SECONDS}} -timeout=10 -rss_limit_mb=4096

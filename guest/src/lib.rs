@@ -12,6 +12,7 @@
 //! - this file: the WIT bindings and the conversions at their edge.
 
 mod capability;
+mod coroutines;
 mod json;
 mod limits;
 mod lua;

@@ -117,7 +117,7 @@ pub unsafe fn open(l: *mut lua_State, allow: &Allow, modules: &[Module], seed: O
                 lua::set_field(l, os, f);
             }
         }
-        wrap_coroutines(l, globals);
+        crate::coroutines::install(l, globals);
         ffi::lua_pushcfunction(l, xpcall_entry);
         lua::set_field(l, globals, "xpcall");
         lua::get_field(l, globals, "string");
@@ -231,74 +231,6 @@ unsafe fn replace_library(
         lua::set_field(l, globals, lib);
         lua::set_field(l, loaded, lib);
         ffi::lua_pop(l, 1);
-    }
-}
-
-/// Replaces `coroutine.create` and `coroutine.wrap` with versions that give
-/// the new thread the coroutine step of the count hook (see `limits`).
-/// `wrap` reuses the library's own wrapper function, taken from a throw-away
-/// `wrap` call, so its errors read exactly as the reference's.
-unsafe fn wrap_coroutines(l: *mut lua_State, globals: c_int) {
-    unsafe {
-        lua::get_field(l, globals, "coroutine");
-        let co = ffi::lua_gettop(l);
-        lua::get_field(l, co, "create");
-        let create = ffi::lua_gettop(l);
-        lua::get_field(l, co, "wrap");
-        ffi::lua_pushvalue(l, create);
-        ffi::lua_call(l, 1, 1);
-        let auxwrap = ffi::lua_tocfunction(l, -1);
-        ffi::lua_pop(l, 1);
-        ffi::lua_pushvalue(l, create);
-        ffi::lua_pushcclosure(l, create_entry, 1);
-        lua::set_field(l, co, "create");
-        if let Some(auxwrap) = auxwrap {
-            ffi::lua_pushvalue(l, create);
-            ffi::lua_pushlightuserdata(l, auxwrap as *mut std::ffi::c_void);
-            ffi::lua_pushcclosure(l, wrap_entry, 2);
-            lua::set_field(l, co, "wrap");
-        }
-        ffi::lua_settop(l, co - 1);
-    }
-}
-
-/// `coroutine.create`: the original, then the coroutine's hook step.
-unsafe extern "C-unwind" fn create_entry(l: *mut lua_State) -> c_int {
-    unsafe {
-        if crate::limits::charge(l, crate::limits::COROUTINE_COST) {
-            ffi::lua_error(l);
-        }
-        let args = ffi::lua_gettop(l);
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
-        ffi::lua_insert(l, 1);
-        ffi::lua_call(l, args, 1);
-        let co = ffi::lua_tothread(l, -1);
-        if !co.is_null() {
-            crate::limits::arm_coroutine(co);
-        }
-        1
-    }
-}
-
-/// `coroutine.wrap`: `create` as above, closed over by the library's own
-/// wrapper function.
-unsafe extern "C-unwind" fn wrap_entry(l: *mut lua_State) -> c_int {
-    unsafe {
-        if crate::limits::charge(l, crate::limits::COROUTINE_COST) {
-            ffi::lua_error(l);
-        }
-        let args = ffi::lua_gettop(l);
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
-        ffi::lua_insert(l, 1);
-        ffi::lua_call(l, args, 1);
-        let co = ffi::lua_tothread(l, -1);
-        if !co.is_null() {
-            crate::limits::arm_coroutine(co);
-        }
-        let auxwrap: ffi::lua_CFunction =
-            std::mem::transmute(ffi::lua_touserdata(l, ffi::lua_upvalueindex(2)));
-        ffi::lua_pushcclosure(l, auxwrap, 1);
-        1
     }
 }
 

@@ -3,6 +3,7 @@
 
 mod capabilities;
 mod eval;
+mod faults;
 mod hostile;
 mod limits;
 mod sandbox;

@@ -1,0 +1,146 @@
+//! The coroutine library's entry points that the limits need to see.
+//!
+//! - `create` and `wrap` charge [`COROUTINE_COST`] and give the new thread the
+//!   coroutine step of the count hook (see `limits`).
+//! - `wrap`'s function and `close` follow the reference implementation,
+//!   except that once a limit has tripped they do not run the dead
+//!   coroutine's pending `__close` handlers. A trip raised by the count hook
+//!   leaves the dying coroutine with hooks off (Lua only turns them back on
+//!   at a protected call), so those handlers would run unmetered.
+
+use std::ffi::c_int;
+
+use crate::limits::{self, COROUTINE_COST};
+use crate::lua::{self, ffi, lua_State};
+use crate::vm::Vm;
+
+/// Replaces `coroutine.create`, `coroutine.wrap` and `coroutine.close`.
+///
+/// # Safety
+/// `l` is a live Vm-owned state in protected mode; `globals` is absolute.
+pub unsafe fn install(l: *mut lua_State, globals: c_int) {
+    unsafe {
+        lua::get_field(l, globals, "coroutine");
+        let co = ffi::lua_gettop(l);
+        lua::get_field(l, co, "create");
+        ffi::lua_pushcclosure(l, create_entry, 1);
+        lua::set_field(l, co, "create");
+        lua::get_field(l, co, "create");
+        ffi::lua_pushcclosure(l, wrap_entry, 1);
+        lua::set_field(l, co, "wrap");
+        lua::get_field(l, co, "close");
+        ffi::lua_pushcclosure(l, close_entry, 1);
+        lua::set_field(l, co, "close");
+        ffi::lua_settop(l, co - 1);
+    }
+}
+
+/// Raises the tripped limit's message if one has tripped.
+unsafe fn raise_if_tripped(l: *mut lua_State) {
+    unsafe {
+        let message = Vm::from_state(l).tripped().map(|t| t.message);
+        if let Some(message) = message {
+            lua::push_bytes(l, message.as_bytes());
+            drop(message);
+            ffi::lua_error(l);
+        }
+    }
+}
+
+/// Calls the original `create` (upvalue 1) on this call's arguments, after
+/// charging for it, and arms the new thread's hook. Leaves the thread on top.
+unsafe fn create_thread(l: *mut lua_State) -> *mut lua_State {
+    unsafe {
+        if limits::charge(l, COROUTINE_COST) {
+            ffi::lua_error(l);
+        }
+        let args = ffi::lua_gettop(l);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, args, 1);
+        let co = ffi::lua_tothread(l, -1);
+        if !co.is_null() {
+            limits::arm_coroutine(co);
+        }
+        co
+    }
+}
+
+unsafe extern "C-unwind" fn create_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        create_thread(l);
+        1
+    }
+}
+
+unsafe extern "C-unwind" fn wrap_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        create_thread(l);
+        ffi::lua_pushcclosure(l, wrapped_call, 1);
+        1
+    }
+}
+
+/// Resumes `co` with `narg` values from `l`; like the library's
+/// `auxresume`. Returns the number of results moved to `l`, or `None` with
+/// the error value on top of `l`.
+unsafe fn resume(l: *mut lua_State, co: *mut lua_State, narg: c_int) -> Option<c_int> {
+    unsafe {
+        if ffi::lua_checkstack(co, narg) == 0 {
+            lua::push_bytes(l, b"too many arguments to resume");
+            return None;
+        }
+        ffi::lua_xmove(l, co, narg);
+        let mut nres: c_int = 0;
+        let status = ffi::lua_resume(co, l, narg, &mut nres);
+        if status == ffi::LUA_OK || status == ffi::LUA_YIELD {
+            if ffi::lua_checkstack(l, nres + 1) == 0 {
+                ffi::lua_pop(co, nres);
+                lua::push_bytes(l, b"too many results to resume");
+                return None;
+            }
+            ffi::lua_xmove(co, l, nres);
+            Some(nres)
+        } else {
+            ffi::lua_xmove(co, l, 1);
+            None
+        }
+    }
+}
+
+/// The function `coroutine.wrap` returns.
+unsafe extern "C-unwind" fn wrapped_call(l: *mut lua_State) -> c_int {
+    unsafe {
+        let co = ffi::lua_tothread(l, ffi::lua_upvalueindex(1));
+        let narg = ffi::lua_gettop(l);
+        if let Some(n) = resume(l, co, narg) {
+            return n;
+        }
+        raise_if_tripped(l);
+        let mut status = ffi::lua_status(co);
+        if status != ffi::LUA_OK && status != ffi::LUA_YIELD {
+            // The error is in the coroutine: close its to-be-closed variables.
+            status = ffi::lua_closethread(co, l);
+            ffi::lua_xmove(co, l, 1);
+            raise_if_tripped(l);
+        }
+        if status != ffi::LUA_ERRMEM && ffi::lua_type(l, -1) == ffi::LUA_TSTRING {
+            ffi::luaL_where(l, 1);
+            ffi::lua_insert(l, -2);
+            ffi::lua_concat(l, 2);
+        }
+        ffi::lua_error(l)
+    }
+}
+
+/// `coroutine.close`: the original, unless a limit has tripped.
+unsafe extern "C-unwind" fn close_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        raise_if_tripped(l);
+        let args = ffi::lua_gettop(l);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, args, ffi::LUA_MULTRET);
+        ffi::lua_gettop(l)
+    }
+}

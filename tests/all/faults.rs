@@ -1,0 +1,185 @@
+//! Injected faults: capabilities that panic, hang, return too much, and
+//! guests that trap or run out of fuel or time mid-call. Each ends with a
+//! clean, typed error, and the sandbox keeps serving.
+
+use std::time::Duration;
+
+use moonbox::{Capability, CapabilityError, ErrorKind, Limits, Sandbox};
+use serde_json::json;
+
+use crate::support::{assert_usable, fails, values};
+
+fn with(limits: Limits, caps: Vec<Capability<()>>) -> Sandbox {
+    let mut builder = Sandbox::builder().limits(limits);
+    for cap in caps {
+        builder = builder.capability(cap);
+    }
+    builder.build().expect("the sandbox builds")
+}
+
+#[tokio::test]
+async fn a_capability_that_panics_sync_blocking_or_async() {
+    let caps = vec![
+        Capability::sync("f.sync", |_, (): ()| -> Result<(), CapabilityError> {
+            panic!("sync")
+        }),
+        Capability::blocking("f.blocking", |_, (): ()| -> Result<(), CapabilityError> {
+            panic!("blocking")
+        }),
+        Capability::new("f.async", |_, (): ()| async move {
+            tokio::task::yield_now().await;
+            if true {
+                panic!("async");
+            }
+            Ok::<(), CapabilityError>(())
+        }),
+    ];
+    let sb = with(Limits::default(), caps);
+    for name in ["f.sync", "f.blocking", "f.async"] {
+        let e = fails(&sb, &format!("{name}()"), ErrorKind::Capability).await;
+        assert_eq!(
+            e.message,
+            format!("main.lua:1: {name}: the capability failed inside the host (it panicked)")
+        );
+    }
+    assert_usable(&sb).await;
+}
+
+#[tokio::test]
+async fn a_capability_that_hangs_sync_or_async() {
+    let caps = vec![
+        Capability::blocking("hang.sync", |_, (): ()| {
+            std::thread::sleep(Duration::from_secs(2));
+            Ok::<_, CapabilityError>(())
+        }),
+        Capability::new("hang.async", |_, (): ()| async move {
+            std::future::pending::<()>().await;
+            Ok::<_, CapabilityError>(())
+        }),
+    ];
+    let sb = with(
+        Limits {
+            timeout: Duration::from_millis(150),
+            ..Limits::default()
+        },
+        caps,
+    );
+    for code in [
+        "hang.sync()",
+        "hang.async()",
+        "pcall(hang.async) return 'escaped'",
+    ] {
+        let e = fails(&sb, code, ErrorKind::Timeout).await;
+        assert_eq!(e.message, "the script ran longer than the 150 ms timeout");
+    }
+    assert_usable(&sb).await;
+}
+
+#[tokio::test]
+async fn a_capability_that_returns_too_much() {
+    let caps = vec![
+        Capability::sync("big.string", |_, (): ()| {
+            Ok::<_, CapabilityError>("x".repeat(2 << 20))
+        }),
+        Capability::sync("big.deep", |_, (): ()| {
+            let mut v = json!(1);
+            for _ in 0..100 {
+                v = json!([v]);
+            }
+            Ok::<_, CapabilityError>(v)
+        }),
+    ];
+    let sb = with(
+        Limits {
+            memory: 1 << 20,
+            wasm_memory: 32 << 20,
+            ..Limits::default()
+        },
+        caps,
+    );
+    let e = fails(&sb, "return big.string()", ErrorKind::Capability).await;
+    assert!(
+        e.message
+            .contains("more than the sandbox's memory limit of 1048576 bytes"),
+        "{}",
+        e.message
+    );
+    let e = fails(&sb, "return big.deep()", ErrorKind::Capability).await;
+    assert_eq!(
+        e.message,
+        "main.lua:1: big.deep: result value nests deeper than 64 levels (max-value-depth)"
+    );
+    assert_usable(&sb).await;
+}
+
+#[tokio::test]
+async fn a_guest_trap_mid_eval_is_internal_and_poisons_only_that_session() {
+    // Allowing os.exit lets a script end the instance through WASI: a trap
+    // the host did not ask for.
+    let sb = Sandbox::builder().allow("os.exit").build().unwrap();
+    let e = fails(&sb, "print('before') os.exit(3)", ErrorKind::Internal).await;
+    assert!(
+        e.message.starts_with("the guest trapped") || e.message.starts_with("the sandbox failed"),
+        "{}",
+        e.message
+    );
+    let mut session = sb.session(()).await.unwrap();
+    session.eval("x = 1").await.unwrap();
+    assert_eq!(
+        session.eval("os.exit(1)").await.unwrap_err().kind,
+        ErrorKind::Internal
+    );
+    assert!(session.is_poisoned());
+    assert_eq!(
+        session.eval("return x").await.unwrap_err().kind,
+        ErrorKind::SessionPoisoned
+    );
+    assert_usable(&sb).await;
+}
+
+#[tokio::test]
+async fn fuel_running_out_across_capability_calls() {
+    let caps = vec![Capability::sync("cheap.call", |_, (n,): (i64,)| {
+        Ok::<_, CapabilityError>(n + 1)
+    })];
+    let sb = with(
+        Limits {
+            fuel: 20_000_000,
+            max_instructions: u64::MAX / 2,
+            ..Limits::default()
+        },
+        caps,
+    );
+    let e = fails(
+        &sb,
+        "local n = 0 while true do n = cheap.call(n) end",
+        ErrorKind::FuelExhausted,
+    )
+    .await;
+    assert!(e.stats.fuel_used >= 20_000_000);
+    assert_eq!(values(&sb, "return cheap.call(41)").await, [json!(42)]);
+}
+
+#[tokio::test]
+async fn a_timeout_during_a_capability_call_keeps_earlier_output() {
+    let caps = vec![Capability::new("slow.fetch", |_, (): ()| async move {
+        tokio::time::sleep(Duration::from_secs(10)).await;
+        Ok::<_, CapabilityError>("late")
+    })];
+    let sb = with(
+        Limits {
+            timeout: Duration::from_millis(200),
+            ..Limits::default()
+        },
+        caps,
+    );
+    let e = fails(
+        &sb,
+        "print('started') return slow.fetch()",
+        ErrorKind::Timeout,
+    )
+    .await;
+    // Output is captured inside the guest; a host stop cannot retrieve it.
+    assert!(e.output.is_empty());
+    assert_usable(&sb).await;
+}

@@ -1,0 +1,8 @@
+-- expect: instruction_limit
+-- A trip inside a coroutine leaves it with hooks off; its pending __close handler (a loop) must not run.
+local f = coroutine.wrap(function()
+  local x <close> = setmetatable({}, { __close = function() while true do end end })
+  while true do end
+end)
+pcall(f)
+return 'escaped'
