@@ -50,3 +50,7 @@ soak EVALS="1000000":
 # Fuzz one target (eval or json_boundary) for SECONDS; needs cargo-fuzz.
 fuzz TARGET="eval" SECONDS="60":
     cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none {{TARGET}} -- -max_total_time={{SECONDS}} -timeout=10 -rss_limit_mb=4096
+
+# The official Lua 5.4 test suite inside the sandbox, with the per-file report.
+compat:
+    cargo test -p moonbox-tests compat -- --nocapture

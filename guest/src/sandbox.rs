@@ -106,9 +106,20 @@ pub unsafe fn open(l: *mut lua_State, allow: &Allow, modules: &[Module], seed: O
         if !allow.has("io") {
             replace_library(l, globals, loaded, "io", IO, allow, &[]);
         }
-        if !allow.has("debug") {
-            replace_library(l, globals, loaded, "debug", DEBUG, allow, &["traceback"]);
+        // Always rebuilt: `debug` allows every function but `sethook`,
+        // which replaces the count hook and must be allowed by name.
+        replace_library(l, globals, loaded, "debug", DEBUG, allow, &["traceback"]);
+        lua::get_field(l, globals, "debug");
+        let debug = ffi::lua_gettop(l);
+        if lua::get_field(l, debug, "gethook") == ffi::LUA_TFUNCTION
+            && allow.has_in("debug", "gethook")
+        {
+            ffi::lua_pushcclosure(l, gethook_entry, 1);
+            lua::set_field(l, debug, "gethook");
+        } else {
+            ffi::lua_pop(l, 1);
         }
+        ffi::lua_pop(l, 1);
         lua::get_field(l, globals, "os");
         let os = ffi::lua_gettop(l);
         for f in OS {
@@ -185,6 +196,14 @@ pub unsafe fn open(l: *mut lua_State, allow: &Allow, modules: &[Module], seed: O
         }
         ffi::lua_pop(l, 2);
 
+        // The sandbox has only the C locale; wasi-libc accepts any name
+        // without changing anything, so report other locales as unavailable.
+        lua::get_field(l, globals, "os");
+        let os = ffi::lua_gettop(l);
+        lua::get_field(l, os, "setlocale");
+        ffi::lua_pushcclosure(l, setlocale_entry, 1);
+        lua::set_field(l, os, "setlocale");
+        ffi::lua_pop(l, 1);
         // `clock()` does not exist on WASI: os.clock reports time since the
         // session started (or, in deterministic mode, virtual time).
         lua::get_field(l, globals, "os");
@@ -216,7 +235,8 @@ unsafe fn replace_library(
         ffi::lua_createtable(l, 0, c_int::try_from(funcs.len() + keep.len()).unwrap_or(0));
         let table = ffi::lua_gettop(l);
         for f in funcs {
-            if allow.has(&format!("{lib}.{f}")) {
+            let whole = allow.has(lib) && !(lib == "debug" && *f == "sethook");
+            if whole || allow.has(&format!("{lib}.{f}")) {
                 lua::get_field(l, original, f);
             } else {
                 push_stub(l, &format!("{lib}.{f}"));
@@ -231,6 +251,51 @@ unsafe fn replace_library(
         lua::set_field(l, globals, lib);
         lua::set_field(l, loaded, lib);
         ffi::lua_pop(l, 1);
+    }
+}
+
+/// `os.setlocale`: queries and the C locale go to the original; any other
+/// locale fails, as on a system that has none installed.
+unsafe extern "C-unwind" fn setlocale_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        if let Some(name) = lua::string_bytes(l, 1)
+            && !matches!(name, b"" | b"C" | b"POSIX" | b"C.UTF-8")
+        {
+            let categories = [
+                c"all".as_ptr(),
+                c"collate".as_ptr(),
+                c"ctype".as_ptr(),
+                c"monetary".as_ptr(),
+                c"numeric".as_ptr(),
+                c"time".as_ptr(),
+                std::ptr::null(),
+            ];
+            ffi::luaL_checkoption(l, 2, c"all".as_ptr(), categories.as_ptr());
+            ffi::lua_pushnil(l);
+            return 1;
+        }
+        let args = ffi::lua_gettop(l);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, args, 1);
+        1
+    }
+}
+
+/// `debug.gethook`, hiding the sandbox's own count hook: a thread without a
+/// script hook reports none, as in the reference interpreter.
+unsafe extern "C-unwind" fn gethook_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        let args = ffi::lua_gettop(l);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, args, ffi::LUA_MULTRET);
+        if lua::string_bytes(l, 1) == Some(b"external hook") {
+            ffi::lua_settop(l, 0);
+            ffi::lua_pushnil(l);
+            return 1;
+        }
+        ffi::lua_gettop(l)
     }
 }
 
@@ -410,8 +475,18 @@ unsafe fn rep_body(l: *mut lua_State) -> Result<c_int, Raise> {
         if n > 0 {
             let n = n as u128;
             let total = (len as u128) * n + (sep as u128) * (n - 1);
+            // The original refuses some sizes by itself, with its own
+            // catchable "resulting string too large", before allocating
+            // (its test, with its INT_MAX bound on wasm32).
+            let lua_refuses = (len as u128 + sep as u128) > (i32::MAX as u128) / n;
             let vm = Vm::from_state(l);
             let max = vm.limits.max_string_bytes;
+            if lua_refuses {
+                // Raised here so the position is the caller's, as when the
+                // original is called directly.
+                lua::push_error(l, 1, "resulting string too large");
+                return Err(Raise);
+            }
             if total > u128::from(max) {
                 let message = format!(
                     "{}string.rep would make a string of {total} bytes, over the limit of {max} (max-string-bytes)",
@@ -451,11 +526,13 @@ unsafe fn load_body(l: *mut lua_State) -> Result<c_int, Raise> {
         if is_string {
             let chunk = lua::to_bytes(l, 1).unwrap_or_default();
             if chunk.first() == Some(&0x1b) {
-                return Err(raise_tagged(
-                    l,
-                    Kind::Sandboxed,
-                    "load of binary chunks is sandboxed",
-                ));
+                // `load` reports every refused chunk as `fail, message`; a
+                // script that raises it (`assert(load(...))`) ends sandboxed.
+                let message = b"load of binary chunks is sandboxed";
+                Vm::from_state(l).tag(message, Kind::Sandboxed);
+                ffi::lua_pushnil(l);
+                lua::push_bytes(l, message);
+                return Ok(2);
             }
         } else {
             ffi::luaL_checktype(l, 1, ffi::LUA_TFUNCTION);

@@ -176,10 +176,15 @@ impl Vm {
         self.tagged.replace(Some((message.to_vec(), kind)));
     }
 
-    /// The kind the guest tagged `message` with, if it raised exactly that.
+    /// The kind the guest tagged `message` with: the message is the tagged
+    /// one, possibly re-raised with a `chunk:line: ` position in front (as
+    /// `assert` and `error` do).
     pub fn tagged_kind(&self, message: &[u8]) -> Option<Kind> {
         match &*self.tagged.borrow() {
-            Some((tagged, kind)) if tagged == message => Some(*kind),
+            Some((tagged, kind)) if message.ends_with(tagged) => {
+                let prefix = &message[..message.len() - tagged.len()];
+                (prefix.is_empty() || prefix.ends_with(b": ")).then_some(*kind)
+            }
             _ => None,
         }
     }

@@ -85,11 +85,14 @@ async fn call_depth_with_and_without_pcall() {
 #[tokio::test]
 async fn string_size_is_checked_before_allocating() {
     let sb = with_limits(small());
-    let e = fails(&sb, "return string.rep('x', 1e15)", ErrorKind::StringSize).await;
+    let e = fails(&sb, "return string.rep('x', 2^30)", ErrorKind::StringSize).await;
     assert_eq!(
         e.message,
-        "main.lua:1: string.rep would make a string of 1000000000000000 bytes, over the limit of 1048576 (max-string-bytes)"
+        "main.lua:1: string.rep would make a string of 1073741824 bytes, over the limit of 1048576 (max-string-bytes)"
     );
+    // Past INT_MAX, Lua's own check answers first, as in the reference.
+    let too_large = fails(&sb, "return string.rep('x', 1e15)", ErrorKind::Runtime).await;
+    assert_eq!(too_large.message, "main.lua:1: resulting string too large");
     assert!(
         e.stats.peak_memory_bytes < 1 << 20,
         "nothing large was allocated: {:?}",

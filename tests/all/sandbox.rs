@@ -93,7 +93,18 @@ async fn removed_libraries_are_replaced_everywhere() {
 #[tokio::test]
 async fn binary_chunks_are_refused() {
     let sb = sandbox();
-    let e = fails(&sb, "return load('\\27Lua\\x54\\0')", ErrorKind::Sandboxed).await;
+    // `load` reports the refusal as it reports any bad chunk: fail, message.
+    let v = values(&sb, "return load('\\27Lua\\x54\\0')").await;
+    assert_eq!(
+        v,
+        [json!(null), json!("load of binary chunks is sandboxed")]
+    );
+    let e = fails(
+        &sb,
+        "return assert(load('\\27Lua\\x54\\0'))",
+        ErrorKind::Sandboxed,
+    )
+    .await;
     assert_eq!(e.message, "main.lua:1: load of binary chunks is sandboxed");
     // Through a reader function, binary is refused by the load mode.
     let code = "local parts = {'\\27Lua'} return load(function() return table.remove(parts) end, 'b', 'b')";
@@ -224,4 +235,38 @@ async fn the_guest_sees_no_environment_files_or_arguments() {
             false, false, false, false, true, true, true, true, true
         ])]
     );
+}
+
+#[tokio::test]
+async fn only_the_c_locale_exists() {
+    let sb = sandbox();
+    let v = values(
+        &sb,
+        "return os.setlocale('pt_BR'), os.setlocale('C'), os.setlocale(), tonumber('3,4')",
+    )
+    .await;
+    assert_eq!(v, [json!(null), json!("C"), json!("C"), json!(null)]);
+}
+
+#[tokio::test]
+async fn allowing_debug_keeps_the_count_hook_unless_sethook_is_named() {
+    let sb = Sandbox::builder().allow("debug").build().unwrap();
+    assert_eq!(values(&sb, "return debug.gethook()").await, [json!(null)]);
+    fails(&sb, "debug.sethook()", ErrorKind::Sandboxed).await;
+    let limited = Sandbox::builder()
+        .allow("debug")
+        .limits(moonbox::Limits {
+            max_instructions: 100_000,
+            ..moonbox::Limits::default()
+        })
+        .build()
+        .unwrap();
+    fails(&limited, "while true do end", ErrorKind::InstructionLimit).await;
+    let hooked = Sandbox::builder()
+        .allow("debug")
+        .allow("debug.sethook")
+        .build()
+        .unwrap();
+    let v = values(&hooked, "local n = 0\ndebug.sethook(function() n = n + 1 end, 'l')\nlocal x = 1\ndebug.sethook()\nreturn n > 0").await;
+    assert_eq!(v, [json!(true)]);
 }

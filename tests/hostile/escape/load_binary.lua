@@ -1,3 +1,3 @@
 -- expect: sandboxed
 -- Loading a hand-made binary chunk.
-return load('\27Lua\84\0\25\147\13\10\26\10')
+return assert(load('\27Lua\84\0\25\147\13\10\26\10'))

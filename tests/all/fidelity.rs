@@ -1,0 +1,116 @@
+//! Error fidelity: for a corpus of erroring chunks, moonbox's message equals
+//! what the reference `lua5.4` prints for the same chunk name.
+
+use std::process::Command;
+
+use crate::support::sandbox;
+
+/// Chunks that fail at compile time or at run time, as the suite checks them.
+const CHUNKS: &[&str] = &[
+    "return nope.x",
+    "local t = {} return t.a.b",
+    "return #nil",
+    "return -{}",
+    "return {} .. 'x'",
+    "return 1 + {}",
+    "return 'a' + 1",
+    "return 1 < 'x'",
+    "return {} < {}",
+    "return 1 // 0",
+    "return 1 % 0",
+    "return math.maxinteger + 1.5 | 0",
+    "return 2^63 | 0",
+    "return ('x'):bad()",
+    "local s = 'x' return s.y.z",
+    "error('plain')",
+    "error('no position', 0)",
+    "error('level two', 2)",
+    "local function f() error('deep') end f()",
+    "error()",
+    "error(setmetatable({}, {__tostring = function() return 'custom' end}))",
+    "string.rep()",
+    "string.rep('x', 'y')",
+    "('x'):rep({})",
+    "table.concat({1, {}, 3})",
+    "table.insert({}, 1, 2, 3)",
+    "setmetatable(1, {})",
+    "tostring()",
+    "select(0)",
+    "string.format('%d', 1.5)",
+    "string.char(256)",
+    "utf8.char(-1)",
+    "math.random(2, 1)",
+    "for i = 1, 10, 0 do end",
+    "for i = 'a', 2 do end",
+    "local t = setmetatable({}, {__index = function(t, k) error('idx ' .. k) end}) return t.foo",
+    "local t = setmetatable({}, {__newindex = 'oops'}) t.x = 1",
+    "coroutine.wrap(function() error('in co') end)()",
+    "coroutine.yield()",
+    "goto nowhere",
+    "x = = 1",
+    "local 1 = 2",
+    "return (",
+    "for i = 1 do end",
+    "if true then",
+    "return 'unfinished",
+    "return [[unfinished",
+    "break",
+    "local x <const> = 1; x = 2",
+    "return 0x",
+    "return 1e",
+    "return '\\q'",
+    "return '\\300'",
+    "::a:: ::a::",
+    "local function f(...) return function() return ... end end",
+];
+
+/// The first line `lua5.4` prints for `code` saved as `chunk.lua`, without its
+/// program-name prefix.
+fn reference_message(dir: &std::path::Path, code: &str) -> String {
+    let path = dir.join("chunk.lua");
+    std::fs::write(&path, code).expect("a temp file");
+    let out = Command::new("lua5.4")
+        .arg("chunk.lua")
+        .current_dir(dir)
+        .output()
+        .expect("lua5.4 is installed (the .ci/run script installs it from apt)");
+    assert!(!out.status.success(), "lua5.4 accepted {code:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    let message = stderr
+        .split("\nstack traceback:")
+        .next()
+        .unwrap_or_default();
+    message
+        .strip_prefix("lua5.4: ")
+        .unwrap_or(message)
+        .trim_end()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn messages_match_the_reference_interpreter() {
+    let dir = std::env::temp_dir().join(format!("moonbox-fidelity-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temp dir");
+    let sb = sandbox();
+    let mut mismatches = Vec::new();
+    for code in CHUNKS {
+        let expected = reference_message(&dir, code);
+        let mut session = sb.session(()).await.expect("a session");
+        let got = match session.eval_chunk(code, "chunk.lua").await {
+            Ok(out) => format!("(no error; returned {:?})", out.values),
+            Err(e) => e.message,
+        };
+        if got != expected {
+            mismatches.push(format!(
+                "{code:?}\n   lua5.4:  {expected}\n  moonbox:  {got}"
+            ));
+        }
+    }
+    assert!(
+        mismatches.is_empty(),
+        "{} of {} messages differ:\n{}",
+        mismatches.len(),
+        CHUNKS.len(),
+        mismatches.join("\n")
+    );
+}
