@@ -53,4 +53,4 @@ fuzz TARGET="eval" SECONDS="60":
 
 # The official Lua 5.4 test suite inside the sandbox, with the per-file report.
 compat:
-    cargo test -p moonbox-tests compat -- --nocapture
+    cargo test -p moonbox-tests --features suite --test suite -- --nocapture

@@ -2,10 +2,8 @@
 //! public API of the `moonbox` crate. One module per area.
 
 mod capabilities;
-mod compat;
 mod eval;
 mod faults;
-mod fidelity;
 mod hostile;
 mod limits;
 mod sandbox;

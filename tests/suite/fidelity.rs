@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::support::sandbox;
+use crate::sandbox;
 
 /// Chunks that fail at compile time or at run time, as the suite checks them.
 const CHUNKS: &[&str] = &[
