@@ -184,3 +184,36 @@ async fn shared_subtables_cannot_expand_without_bound() {
         e.message
     );
 }
+
+#[tokio::test]
+async fn floats_round_trip_exactly_through_capabilities() {
+    // Found by the json_boundary fuzz target: a float that a fast parser
+    // read one unit in the last place off.
+    let echo = moonbox::Capability::<()>::sync("echo", |_, (v,): (serde_json::Value,)| {
+        Ok::<_, moonbox::CapabilityError>(v)
+    });
+    let sb = moonbox::Sandbox::builder()
+        .capability(echo)
+        .build()
+        .unwrap();
+    let input: serde_json::Value = serde_json::from_str(
+        "[922,33720368547752036854775808,372036854775808,-0.0,0.1,1e-310,1.7976931348623157e308]",
+    )
+    .unwrap();
+    let code = format!("return echo({})", lua_literal_of(&input));
+    assert_eq!(values(&sb, &code).await, [input]);
+}
+
+/// A Lua table constructor for a JSON array of numbers.
+fn lua_literal_of(v: &serde_json::Value) -> String {
+    let items: Vec<String> = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| match n.as_i64() {
+            Some(i) => i.to_string(),
+            None => format!("{:?}", n.as_f64().unwrap()),
+        })
+        .collect();
+    format!("{{{}}}", items.join(", "))
+}
