@@ -122,6 +122,14 @@ impl Session {
     pub fn eval(&self, code: &str, chunk: &str) -> Outcome {
         let vm = &*self.vm;
         let l = vm.state();
+        // The heap limit counts garbage not yet collected, so an eval must not
+        // inherit a heap filled by the one before it: past half the limit,
+        // collect first.
+        if vm.used_bytes() as u64 > vm.limits.max_memory_bytes / 2 {
+            // SAFETY: a live state with an empty stack; the collection runs
+            // in protected mode.
+            unsafe { lua::protected(l, collect_entry, std::ptr::null_mut()) };
+        }
         vm.begin_eval();
         // SAFETY: the state is live and owned by this session; all stack work
         // below stays within the slots Lua guarantees (LUA_MINSTACK).
@@ -256,6 +264,14 @@ unsafe fn describe_error_object(l: *mut lua_State) -> String {
             .to_string_lossy()
             .into_owned();
         format!("(error object is a {name} value)")
+    }
+}
+
+/// A full collection (finalizers included) in protected mode.
+unsafe extern "C-unwind" fn collect_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        ffi::lua_gc(l, ffi::LUA_GCCOLLECT, 0);
+        0
     }
 }
 

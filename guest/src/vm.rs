@@ -150,6 +150,11 @@ impl Vm {
         self.peak.set(self.used.get());
     }
 
+    /// Bytes the Lua heap holds now.
+    pub fn used_bytes(&self) -> usize {
+        self.used.get()
+    }
+
     /// The most bytes the heap held since [`Vm::begin_eval`].
     pub fn peak_bytes(&self) -> usize {
         self.peak.get()

@@ -1,6 +1,9 @@
 //! A soak: many mixed evals (benign and hostile) on one `Sandbox`, at full
-//! concurrency. It checks every outcome against its expected kind and that
-//! the process's resident memory does not grow after warm-up.
+//! concurrency. Each worker evaluates in a session, as an agent conversation
+//! would, and starts a fresh one every 500 evals (and whenever the host stops
+//! one), so instances are created and dropped throughout. It checks every
+//! outcome against its expected kind and that the process's resident memory
+//! does not grow after warm-up.
 //!
 //! Run: `just soak` (or `cargo run --release -p moonbox --example soak -- 1000000`)
 //!
@@ -94,10 +97,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         * 4;
     let records = Records::from_json(r#"{"123": {"name": "Ada", "visits": [1, 2]}}"#)?;
     let limits = Limits {
-        max_instructions: 50_000,
-        memory: 2 << 20,
-        max_string_bytes: 256 << 10,
-        max_output_bytes: 2 << 10,
+        max_instructions: 20_000,
+        memory: 1 << 20,
+        max_string_bytes: 64 << 10,
+        max_output_bytes: 1 << 10,
         timeout: Duration::from_secs(10),
         ..Limits::default()
     };
@@ -120,13 +123,31 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             unexpected.clone(),
         );
         handles.push(tokio::spawn(async move {
+            let mut session = None;
+            let mut used = 0;
             loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 if i >= total {
                     break;
                 }
+                if session.is_none() || used >= 500 {
+                    session = match sandbox.session(()).await {
+                        Ok(s) => Some(s),
+                        Err(e) => {
+                            eprintln!("cannot start a session: {e}");
+                            unexpected.fetch_add(1, Ordering::Relaxed);
+                            None
+                        }
+                    };
+                    used = 0;
+                }
+                let Some(s) = session.as_mut() else { continue };
+                used += 1;
                 let (code, expected) = CASES[(i % CASES.len() as u64) as usize];
-                let kind = sandbox.eval(code).await.err().map(|e| e.kind);
+                let kind = s.eval(code).await.err().map(|e| e.kind);
+                if s.is_poisoned() {
+                    session = None;
+                }
                 if kind != expected && unexpected.fetch_add(1, Ordering::Relaxed) < 10 {
                     eprintln!("unexpected: {code:?} ended with {kind:?}, expected {expected:?}");
                 }

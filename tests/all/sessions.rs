@@ -145,3 +145,23 @@ async fn long_scripts_do_not_starve_short_ones() {
         assert_eq!(s.await.unwrap().unwrap_err().kind, ErrorKind::Timeout);
     }
 }
+
+#[tokio::test]
+async fn an_eval_does_not_inherit_the_garbage_of_the_last_one() {
+    let sb = with_limits(Limits {
+        memory: 1 << 20,
+        max_call_depth: 100,
+        ..Limits::default()
+    });
+    let mut s = sb.session(()).await.unwrap();
+    for _ in 0..3 {
+        let bomb = "local t = {} while true do t[#t + 1] = ('x'):rep(512) .. #t end";
+        assert_eq!(s.eval(bomb).await.unwrap_err().kind, ErrorKind::MemoryLimit);
+        let deep = "local function f() return 1 + f() end return f()";
+        assert_eq!(s.eval(deep).await.unwrap_err().kind, ErrorKind::CallDepth);
+        assert_eq!(
+            s.eval("return #('y'):rep(100000)").await.unwrap().values,
+            [json!(100000)]
+        );
+    }
+}
