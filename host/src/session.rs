@@ -11,6 +11,7 @@ use wasmtime::{Store, Trap, UpdateDeadline};
 use crate::bindings::{Guest, types};
 use crate::error::{ErrorKind, EvalError};
 use crate::host::HostState;
+use crate::limits::Limits;
 use crate::outcome::{EvalOutput, Stats};
 use crate::sandbox::{DEFAULT_CHUNK_NAME, Sandbox};
 
@@ -90,10 +91,7 @@ impl<T: Send + Sync + 'static> Session<T> {
             _ => Ok(UpdateDeadline::Yield(1)),
         });
         store.set_epoch_deadline(1);
-        store
-            .set_fuel(limits.fuel)
-            .map_err(|e| internal(format!("cannot set fuel: {e}")))?;
-        store.data_mut().deadline = Some(started + limits.timeout);
+        arm_call(&mut store, &limits, started)?;
 
         let work = async {
             let guest = inner.pre.instantiate_async(&mut store).await?;
@@ -109,26 +107,7 @@ impl<T: Send + Sync + 'static> Session<T> {
             wall_time_us: micros(started.elapsed()),
             ..Stats::default()
         };
-        let (guest, created) = match outcome {
-            Err(_) => {
-                return Err(EvalError::host(
-                    ErrorKind::Timeout,
-                    timeout_message(limits.timeout),
-                    DEFAULT_CHUNK_NAME,
-                    stats,
-                ));
-            }
-            Ok(Err(e)) => {
-                return Err(trap_error(
-                    &e,
-                    &store,
-                    DEFAULT_CHUNK_NAME,
-                    stats,
-                    limits.timeout,
-                ));
-            }
-            Ok(Ok(pair)) => pair,
-        };
+        let (guest, created) = settle(outcome, &store, DEFAULT_CHUNK_NAME, stats, limits.timeout)?;
         let handle = created.map_err(|refusal| internal(format!("{CONFIG_REFUSED}{refusal}")))?;
         store.data_mut().deadline = None;
         Ok(Session {
@@ -194,10 +173,7 @@ impl<T: Send + Sync + 'static> Session<T> {
         }
         let limits = *self.sandbox.limits();
         let started = Instant::now();
-        self.store
-            .set_fuel(limits.fuel)
-            .map_err(|e| internal(format!("cannot set fuel: {e}")))?;
-        self.store.data_mut().deadline = Some(started + limits.timeout);
+        arm_call(&mut self.store, &limits, started)?;
         self.store.data_mut().limiter.refused = false;
         // If this future is dropped before the call returns, the session
         // stays poisoned.
@@ -216,22 +192,15 @@ impl<T: Send + Sync + 'static> Session<T> {
         };
         // A timeout or trap leaves the instance unusable (wasmtime does not
         // re-enter a store after a trap), so the session is poisoned.
-        let stopped = !matches!(outcome, Ok(Ok(_)));
-        let result = match outcome {
-            Err(_) => Err(EvalError::host(
-                ErrorKind::Timeout,
-                timeout_message(limits.timeout),
-                chunk_name,
-                stats,
-            )),
-            Ok(Err(e)) => Err(trap_error(
-                &e,
-                &self.store,
-                chunk_name,
-                stats,
-                limits.timeout,
-            )),
-            Ok(Ok(Ok(success))) => {
+        let result = match settle(outcome, &self.store, chunk_name, stats, limits.timeout) {
+            Err(stop) => {
+                self.poisoned = Some(format!(
+                    "an earlier eval was stopped by the host ({})",
+                    stop.kind
+                ));
+                return Err(stop);
+            }
+            Ok(Ok(success)) => {
                 add_guest_stats(&mut stats, &success.stats);
                 match serde_json::from_str::<Vec<serde_json::Value>>(&success.values) {
                     Ok(values) => Ok(EvalOutput {
@@ -247,28 +216,19 @@ impl<T: Send + Sync + 'static> Session<T> {
                     )),
                 }
             }
-            Ok(Ok(Err(failure))) => {
+            Ok(Err(failure)) => {
                 add_guest_stats(&mut stats, &failure.stats);
                 Err(lua_error(failure.error, failure.output, stats))
             }
         };
-        self.poisoned = match &result {
-            Err(e) if stopped => Some(format!(
-                "an earlier eval was stopped by the host ({})",
-                e.kind
-            )),
-            _ => None,
-        };
+        self.poisoned = None;
         result
     }
 
     pub(crate) async fn check(&mut self, code: &str, chunk_name: &str) -> Result<(), EvalError> {
         let limits = *self.sandbox.limits();
         let started = Instant::now();
-        self.store
-            .set_fuel(limits.fuel)
-            .map_err(|e| internal(format!("cannot set fuel: {e}")))?;
-        self.store.data_mut().deadline = Some(started + limits.timeout);
+        arm_call(&mut self.store, &limits, started)?;
         let call = self
             .guest
             .moonbox_sandbox_lua()
@@ -278,22 +238,9 @@ impl<T: Send + Sync + 'static> Session<T> {
             wall_time_us: micros(started.elapsed()),
             ..Stats::default()
         };
-        match outcome {
-            Err(_) => Err(EvalError::host(
-                ErrorKind::Timeout,
-                timeout_message(limits.timeout),
-                chunk_name,
-                stats,
-            )),
-            Ok(Err(e)) => Err(trap_error(
-                &e,
-                &self.store,
-                chunk_name,
-                stats,
-                limits.timeout,
-            )),
-            Ok(Ok(Ok(()))) => Ok(()),
-            Ok(Ok(Err(error))) => Err(lua_error(error, Vec::new(), stats)),
+        match settle(outcome, &self.store, chunk_name, stats, limits.timeout)? {
+            Ok(()) => Ok(()),
+            Err(error) => Err(lua_error(error, Vec::new(), stats)),
         }
     }
 }
@@ -337,6 +284,41 @@ fn lua_error(e: types::LuaError, output: Vec<String>, stats: Stats) -> EvalError
         traceback: e.traceback,
         output,
         stats,
+    }
+}
+
+/// Gives the store a fresh fuel budget and deadline for one call into the
+/// guest.
+fn arm_call<T>(
+    store: &mut Store<HostState<T>>,
+    limits: &Limits,
+    started: Instant,
+) -> Result<(), EvalError> {
+    store
+        .set_fuel(limits.fuel)
+        .map_err(|e| internal(format!("cannot set fuel: {e}")))?;
+    store.data_mut().deadline = Some(started + limits.timeout);
+    Ok(())
+}
+
+/// Settles one call into the guest: the tokio timeout firing, or a wasmtime
+/// error (a trap), becomes the error for that stop.
+fn settle<T, R>(
+    outcome: Result<wasmtime::Result<R>, tokio::time::error::Elapsed>,
+    store: &Store<HostState<T>>,
+    chunk: &str,
+    stats: Stats,
+    timeout: Duration,
+) -> Result<R, EvalError> {
+    match outcome {
+        Err(_) => Err(EvalError::host(
+            ErrorKind::Timeout,
+            timeout_message(timeout),
+            chunk,
+            stats,
+        )),
+        Ok(Err(e)) => Err(trap_error(&e, store, chunk, stats, timeout)),
+        Ok(Ok(value)) => Ok(value),
     }
 }
 
