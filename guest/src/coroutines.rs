@@ -54,10 +54,7 @@ unsafe fn create_thread(l: *mut lua_State) -> *mut lua_State {
         if limits::charge(l, COROUTINE_COST) {
             ffi::lua_error(l);
         }
-        let args = ffi::lua_gettop(l);
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
-        ffi::lua_insert(l, 1);
-        ffi::lua_call(l, args, 1);
+        lua::call_original(l, 1);
         let co = ffi::lua_tothread(l, -1);
         if !co.is_null() {
             limits::arm_coroutine(co);
@@ -137,10 +134,6 @@ unsafe extern "C-unwind" fn wrapped_call(l: *mut lua_State) -> c_int {
 unsafe extern "C-unwind" fn close_entry(l: *mut lua_State) -> c_int {
     unsafe {
         raise_if_tripped(l);
-        let args = ffi::lua_gettop(l);
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
-        ffi::lua_insert(l, 1);
-        ffi::lua_call(l, args, ffi::LUA_MULTRET);
-        ffi::lua_gettop(l)
+        lua::call_original(l, ffi::LUA_MULTRET)
     }
 }

@@ -120,6 +120,22 @@ pub unsafe fn position(l: *mut lua_State, level: c_int) -> String {
     }
 }
 
+/// Calls the function in upvalue 1 (the original that a wrapper stands in
+/// for) with every value on the stack as arguments, keeping `nresults`
+/// results (`LUA_MULTRET` for all). Returns the stack size afterwards.
+///
+/// # Safety
+/// `l` is running a C closure whose first upvalue is a function. May raise.
+pub unsafe fn call_original(l: *mut lua_State, nresults: c_int) -> c_int {
+    unsafe {
+        let args = ffi::lua_gettop(l);
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_insert(l, 1);
+        ffi::lua_call(l, args, nresults);
+        ffi::lua_gettop(l)
+    }
+}
+
 /// Calls `f` in protected mode with one light-userdata argument, returning
 /// Lua's status code. The error value (if any) is left on the stack.
 ///

@@ -274,10 +274,7 @@ unsafe extern "C-unwind" fn setlocale_entry(l: *mut lua_State) -> c_int {
             ffi::lua_pushnil(l);
             return 1;
         }
-        let args = ffi::lua_gettop(l);
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
-        ffi::lua_insert(l, 1);
-        ffi::lua_call(l, args, 1);
+        lua::call_original(l, 1);
         1
     }
 }
@@ -286,10 +283,7 @@ unsafe extern "C-unwind" fn setlocale_entry(l: *mut lua_State) -> c_int {
 /// script hook reports none, as in the reference interpreter.
 unsafe extern "C-unwind" fn gethook_entry(l: *mut lua_State) -> c_int {
     unsafe {
-        let args = ffi::lua_gettop(l);
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
-        ffi::lua_insert(l, 1);
-        ffi::lua_call(l, args, ffi::LUA_MULTRET);
+        lua::call_original(l, ffi::LUA_MULTRET);
         if lua::string_bytes(l, 1) == Some(b"external hook") {
             ffi::lua_settop(l, 0);
             ffi::lua_pushnil(l);
@@ -341,10 +335,7 @@ unsafe extern "C-unwind" fn guarded_handler(l: *mut lua_State) -> c_int {
             ffi::lua_settop(l, 1);
             return 1;
         }
-        let args = ffi::lua_gettop(l);
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
-        ffi::lua_insert(l, 1);
-        ffi::lua_call(l, args, 1);
+        lua::call_original(l, 1);
         1
     }
 }
@@ -498,10 +489,7 @@ unsafe fn rep_body(l: *mut lua_State) -> Result<c_int, Raise> {
                 return Err(Raise);
             }
         }
-        let args = ffi::lua_gettop(l);
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
-        ffi::lua_insert(l, 1);
-        ffi::lua_call(l, args, 1);
+        lua::call_original(l, 1);
         Ok(1)
     }
 }
@@ -548,11 +536,7 @@ unsafe fn load_body(l: *mut lua_State) -> Result<c_int, Raise> {
             lua::push_bytes(l, &text);
             ffi::lua_replace(l, 3);
         }
-        let args = ffi::lua_gettop(l);
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
-        ffi::lua_insert(l, 1);
-        ffi::lua_call(l, args, ffi::LUA_MULTRET);
-        Ok(ffi::lua_gettop(l))
+        Ok(lua::call_original(l, ffi::LUA_MULTRET))
     }
 }
 
@@ -563,10 +547,7 @@ unsafe extern "C-unwind" fn time_entry(l: *mut lua_State) -> c_int {
             ffi::lua_pushinteger(l, vm.clock.unwrap_or(0));
             return 1;
         }
-        let args = ffi::lua_gettop(l);
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
-        ffi::lua_insert(l, 1);
-        ffi::lua_call(l, args, 1);
+        lua::call_original(l, 1);
         1
     }
 }
@@ -582,10 +563,7 @@ unsafe extern "C-unwind" fn date_entry(l: *mut lua_State) -> c_int {
             ffi::lua_settop(l, 1);
             ffi::lua_pushinteger(l, vm.clock.unwrap_or(0));
         }
-        let args = ffi::lua_gettop(l);
-        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
-        ffi::lua_insert(l, 1);
-        ffi::lua_call(l, args, 1);
+        lua::call_original(l, 1);
         1
     }
 }
