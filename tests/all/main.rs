@@ -6,6 +6,7 @@ mod eval;
 mod faults;
 mod hostile;
 mod limits;
+mod runtimes;
 mod sandbox;
 mod sessions;
 mod support;

@@ -1,0 +1,45 @@
+//! The shared case list that every host of the component runs
+//! (`runtimes/cases.json`) passes through the Rust host. Node and Python run
+//! the same list with `just runtimes`, which also checks that every host
+//! printed identical lines.
+
+use std::path::Path;
+
+use moonbox_tests::cases;
+
+#[tokio::test]
+async fn shared_cases_pass_on_the_rust_host() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../runtimes/cases.json");
+    let file = cases::load(&path).expect("the case list loads");
+    assert!(file.cases.len() >= 20, "the case list lost cases");
+    let mut failures = Vec::new();
+    for case in &file.cases {
+        let result = cases::run(&file, case).await;
+        if let Err(e) = cases::check(case, &result) {
+            failures.push(format!("{}: {e}", case["name"]));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "cases failed:\n{}",
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn the_checker_keeps_integers_and_floats_apart() {
+    let case = serde_json::json!({"name": "n", "expect": {"values": [1.0]}});
+    let int = serde_json::json!({"ok": true, "values": "[1]", "output": []});
+    let float = serde_json::json!({"ok": true, "values": "[1.0]", "output": []});
+    assert!(cases::check(&case, &int).is_err());
+    assert!(cases::check(&case, &float).is_ok());
+}
+
+#[test]
+fn the_checker_rejects_a_wrong_kind_or_unexpected_output() {
+    let case = serde_json::json!({"name": "n", "expect": {"error": "runtime"}});
+    let syntax = serde_json::json!({"ok": false, "kind": "syntax", "output": []});
+    let printed = serde_json::json!({"ok": false, "kind": "runtime", "output": ["x"]});
+    assert!(cases::check(&case, &syntax).is_err());
+    assert!(cases::check(&case, &printed).is_err());
+}

@@ -1,0 +1,213 @@
+//! The shared case list (`runtimes/cases.json`) run through the Rust host.
+//!
+//! Every host of the component (this crate, Node through jco, Python
+//! through wasmtime-py) runs the same cases with the same config and prints
+//! one JSON line per case in the same shape; `runtimes/check.py` compares
+//! each host's lines with the expectations and with each other. This module
+//! is the Rust host's runner, and [`check`] is the same comparison for
+//! `cargo test`.
+
+use std::path::Path;
+
+use moonbox::{Capability, CapabilityError, Determinism, Limits, Records, Sandbox, Stats};
+use serde_json::{Map, Value, json};
+
+/// The parsed case file.
+pub struct CaseFile {
+    config: Value,
+    records: Records,
+    chunk_name: String,
+    /// The cases, in file order.
+    pub cases: Vec<Value>,
+}
+
+/// Reads and parses a case file.
+pub fn load(path: &Path) -> Result<CaseFile, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let file: Value =
+        serde_json::from_str(&text).map_err(|e| format!("{} is not JSON: {e}", path.display()))?;
+    let records = Records::from_json(&file["records"].to_string()).map_err(|e| e.to_string())?;
+    Ok(CaseFile {
+        config: file["config"].clone(),
+        records,
+        chunk_name: file["chunk-name"].as_str().unwrap_or("main.lua").to_owned(),
+        cases: file["cases"].as_array().cloned().unwrap_or_default(),
+    })
+}
+
+fn u64_field(limits: &Map<String, Value>, name: &str) -> Result<u64, String> {
+    limits
+        .get(name)
+        .and_then(Value::as_u64)
+        .ok_or_else(|| format!("config.limits.{name} must be a non-negative integer"))
+}
+
+fn u32_field(limits: &Map<String, Value>, name: &str) -> Result<u32, String> {
+    u32::try_from(u64_field(limits, name)?)
+        .map_err(|_| format!("config.limits.{name} is too large"))
+}
+
+/// The sandbox a case runs in: the file's config with the case's limit
+/// overrides merged in.
+fn sandbox(file: &CaseFile, case: &Value) -> Result<Sandbox, String> {
+    let mut limits = file.config["limits"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    if let Some(overrides) = case["limits"].as_object() {
+        limits.extend(overrides.clone());
+    }
+    let limits = Limits {
+        max_instructions: u64_field(&limits, "max-instructions")?,
+        max_call_depth: u32_field(&limits, "max-call-depth")?,
+        max_string_bytes: u64_field(&limits, "max-string-bytes")?,
+        memory: u64_field(&limits, "max-memory-bytes")?,
+        max_output_bytes: u64_field(&limits, "max-output-bytes")?,
+        max_value_depth: u32_field(&limits, "max-value-depth")?,
+        ..Limits::default()
+    };
+    let mut builder = Sandbox::builder().limits(limits);
+    for name in file.config["allow"].as_array().into_iter().flatten() {
+        builder = builder.allow(name.as_str().unwrap_or_default());
+    }
+    for module in file.config["modules"].as_array().into_iter().flatten() {
+        builder = builder.module(
+            module["name"].as_str().unwrap_or_default(),
+            module["source"].as_str().unwrap_or_default(),
+        );
+    }
+    for cap in file.config["capabilities"].as_array().into_iter().flatten() {
+        let name = cap["name"].as_str().unwrap_or_default();
+        let capability: Capability<()> = match name {
+            "records.get" => file.records.capability(),
+            "cases.fail" => Capability::sync("cases.fail", |_: &(), (message,): (String,)| {
+                Err::<Value, _>(CapabilityError::new(message))
+            }),
+            other => return Err(format!("the Rust runner has no capability {other:?}")),
+        };
+        let arity = (
+            cap["min-args"].as_u64().unwrap_or(0),
+            cap["max-args"].as_u64().unwrap_or(0),
+        );
+        let (min, max) = capability.arity();
+        if arity != (u64::from(min), u64::from(max)) {
+            return Err(format!(
+                "{name}: the case file's arity differs from the runner's"
+            ));
+        }
+        builder = builder.capability(capability.doc(cap["doc"].as_str().unwrap_or_default()));
+    }
+    if let Some(d) = file.config["deterministic"].as_object() {
+        builder = builder.deterministic(Determinism {
+            clock: d.get("clock").and_then(Value::as_i64).unwrap_or(0),
+            seed: d.get("seed").and_then(Value::as_i64).unwrap_or(0),
+        });
+    }
+    builder.build().map_err(|e| e.to_string())
+}
+
+fn stats(stats: &Stats) -> Value {
+    json!({
+        "instructions": stats.instructions,
+        "peak-memory-bytes": stats.peak_memory_bytes,
+        "capability-calls": stats.capability_calls,
+    })
+}
+
+/// Runs one case and returns its result line, in the shape every host
+/// prints (see docs/other-runtimes.md).
+pub async fn run(file: &CaseFile, case: &Value) -> Value {
+    let name = case["name"].clone();
+    let sandbox = match sandbox(file, case) {
+        Ok(sandbox) => sandbox,
+        Err(message) => {
+            return json!({"name": name, "ok": false, "kind": "create", "message": message});
+        }
+    };
+    let mut session = match sandbox.session(()).await {
+        Ok(session) => session,
+        Err(e) => {
+            return json!({"name": name, "ok": false, "kind": "create", "message": e.to_string()});
+        }
+    };
+    let script = case["script"].as_str().unwrap_or_default();
+    match session.eval_chunk(script, &file.chunk_name).await {
+        Ok(out) => json!({
+            "name": name,
+            "ok": true,
+            "values": Value::Array(out.values).to_string(),
+            "output": out.output,
+            "stats": stats(&out.stats),
+        }),
+        Err(e) => json!({
+            "name": name,
+            "ok": false,
+            "kind": e.kind.as_str().replace('_', "-"),
+            "message": e.message,
+            "chunk": e.chunk,
+            "line": e.line,
+            "output": e.output,
+            "stats": stats(&e.stats),
+        }),
+    }
+}
+
+/// Whether two JSON values are equal with integers and floats kept apart
+/// (`1` is not `1.0`), as the contract keeps them apart.
+fn strictly_equal(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            x.is_f64() == y.is_f64() && x.as_f64().map(f64::to_bits) == y.as_f64().map(f64::to_bits)
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            x.len() == y.len() && x.iter().zip(y).all(|(x, y)| strictly_equal(x, y))
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            x.len() == y.len()
+                && x.iter()
+                    .all(|(k, v)| y.get(k).is_some_and(|w| strictly_equal(v, w)))
+        }
+        _ => a == b,
+    }
+}
+
+/// Compares a result line with its case's `expect`: `values` (exact, ints
+/// and floats apart), or `error` (the kind) with optional `message` and
+/// `line`; `output` when given, else no output.
+pub fn check(case: &Value, result: &Value) -> Result<(), String> {
+    let expect = &case["expect"];
+    if let Some(kind) = expect["error"].as_str() {
+        if result["ok"] != json!(false) || result["kind"] != json!(kind) {
+            return Err(format!("expected a {kind} error, got {result}"));
+        }
+        for field in ["message", "line"] {
+            if !expect[field].is_null() && expect[field] != result[field] {
+                return Err(format!("expected {field} {}, got {result}", expect[field]));
+            }
+        }
+    } else {
+        let values = result["values"]
+            .as_str()
+            .and_then(|text| serde_json::from_str::<Value>(text).ok())
+            .ok_or_else(|| format!("expected values, got {result}"))?;
+        if !strictly_equal(&values, &expect["values"]) {
+            return Err(format!(
+                "expected values {}, got {values}",
+                expect["values"]
+            ));
+        }
+    }
+    let output = if expect["output"].is_null() {
+        json!([])
+    } else {
+        expect["output"].clone()
+    };
+    if result["output"] != output {
+        return Err(format!(
+            "expected output {output}, got {}",
+            result["output"]
+        ));
+    }
+    Ok(())
+}
