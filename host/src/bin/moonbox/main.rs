@@ -49,16 +49,10 @@ enum Command {
         /// The script, or `-` for standard input.
         file: PathBuf,
     },
-    /// Measure cold start, session reuse and capability round trips, side
-    /// by side with a native `lua5.4` process (build with --release).
-    Bench {
-        /// Samples of each in-process figure.
-        #[arg(long, default_value_t = 10_000)]
-        samples: usize,
-        /// Use wasmtime's pooling instance allocator.
-        #[arg(long)]
-        pooling: bool,
-    },
+    /// Benchmark cold start against processes and containers, throughput,
+    /// density, execution speed and capability round trips, each side by
+    /// side with its comparison (build with --release).
+    Bench(bench::Options),
     /// Print the `run_lua` tool definition for an agent.
     ToolSchema {
         /// The API whose tool format to print.
@@ -337,7 +331,7 @@ fn main() -> ExitCode {
             } => run(file, *json, sandbox).await,
             Command::Check { file } => check(file).await,
             Command::ToolSchema { format, sandbox } => tool_schema(*format, sandbox),
-            Command::Bench { samples, pooling } => bench::run(*samples, *pooling).await.map(|()| 0),
+            Command::Bench(options) => bench::run(options).await.map(|()| 0),
         }
     });
     match result {

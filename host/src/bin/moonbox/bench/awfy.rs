@@ -1,0 +1,138 @@
+//! Execution speed: the Are-We-Fast-Yet Lua benchmarks inside a sandbox
+//! against native `lua5.4`, on the same workloads.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, ensure};
+use moonbox::{Limits, Sandbox};
+
+use super::spawn;
+use super::stats::Summary;
+
+/// Each benchmark and its inner-iteration count: the problem size the
+/// benchmark verifies its result at, chosen so one run takes 0.05-2 s in
+/// native `lua5.4`. Havlak is left out: one inner iteration (its smallest
+/// verified size) takes about half a minute natively.
+pub(crate) const BENCHMARKS: &[(&str, u32)] = &[
+    ("bounce", 50),
+    ("cd", 10),
+    ("deltablue", 1000),
+    ("json", 5),
+    ("list", 50),
+    ("mandelbrot", 500),
+    ("nbody", 250_000),
+    ("permute", 20),
+    ("queens", 50),
+    ("richards", 2),
+    ("sieve", 500),
+    ("storage", 20),
+    ("towers", 50),
+];
+
+/// One benchmark's medians.
+pub(crate) struct Speed {
+    pub name: &'static str,
+    pub inner: u32,
+    pub moonbox: Summary,
+    pub native: Summary,
+    /// Native `lua5.4` with the same count hook the guest sets (every
+    /// 1,000 instructions): how much of the ratio is the hook itself.
+    pub native_hooked: Summary,
+}
+
+impl Speed {
+    /// moonbox time over native time.
+    pub fn ratio(&self) -> f64 {
+        self.moonbox.secs() / self.native.secs()
+    }
+
+    /// moonbox time over native time with the same count hook.
+    pub fn hooked_ratio(&self) -> f64 {
+        self.moonbox.secs() / self.native_hooked.secs()
+    }
+}
+
+/// The sandbox the benchmarks run in: every `.lua` file of `dir` is a
+/// module for `require`. The guest limits are all on and metered; only
+/// the instruction count, fuel and timeout are raised so the standard
+/// workloads fit (the default instruction limit is about 0.1 s of Lua).
+fn sandbox(dir: &Path) -> Result<Sandbox> {
+    let limits = Limits {
+        max_instructions: 1_000_000_000_000,
+        fuel: 1_000_000_000_000_000,
+        timeout: Duration::from_secs(600),
+        ..Limits::default()
+    };
+    let mut builder = Sandbox::builder().limits(limits);
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .with_context(|| format!("cannot read {}", dir.display()))?
+        .collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.file_name());
+    for entry in entries {
+        let path = entry.path();
+        let Some(stem) = path.file_stem().and_then(|s| s.to_str()) else {
+            continue;
+        };
+        if path.extension().is_some_and(|e| e == "lua") && stem != "harness" {
+            let source = std::fs::read_to_string(&path)
+                .with_context(|| format!("cannot read {}", path.display()))?;
+            builder = builder.module(stem, source);
+        }
+    }
+    Ok(builder.build()?)
+}
+
+/// Runs every benchmark `reps` times in a sandbox and natively. `progress`
+/// is told each benchmark's name as it starts.
+pub(crate) async fn run(dir: &Path, reps: usize, progress: impl Fn(&str)) -> Result<Vec<Speed>> {
+    ensure!(spawn::which("lua5.4").is_some(), "lua5.4 is not installed");
+    let sandbox = sandbox(dir)?;
+    let path = format!(
+        "package.path = [==[{}/?.lua;]==] .. package.path",
+        dir.display()
+    );
+    let mut speeds = Vec::new();
+    for &(name, inner) in BENCHMARKS {
+        progress(name);
+        let mut session = sandbox.session(()).await?;
+        session
+            .eval(&format!("B = require('{name}')"))
+            .await
+            .with_context(|| format!("{name}: require failed"))?;
+        let work = format!("assert(B:inner_benchmark_loop({inner}))");
+        let mut times = Vec::with_capacity(reps);
+        for _ in 0..reps {
+            let started = Instant::now();
+            session
+                .eval(&work)
+                .await
+                .with_context(|| format!("{name} in moonbox"))?;
+            times.push(started.elapsed());
+        }
+        let moonbox = Summary::of(times).context("no samples")?;
+
+        // Natively: the whole process, minus a process that only loads
+        // the benchmark, so both sides time the same work.
+        let load = format!("{path} B = require('{name}')");
+        let base = spawn::samples(reps, "lua5.4", &["-e", &load], b"")?;
+        let native = |script: String| -> Result<Summary> {
+            let with = spawn::samples(reps, "lua5.4", &["-e", &script], b"")
+                .with_context(|| format!("{name} natively"))?;
+            Ok(Summary {
+                median: with.median.saturating_sub(base.median),
+                p99: with.p99.saturating_sub(base.median),
+                samples: with.samples,
+            })
+        };
+        let hook = "debug.sethook(function() end, '', 1000)";
+        speeds.push(Speed {
+            name,
+            inner,
+            moonbox,
+            native: native(format!("{load} {work}"))?,
+            native_hooked: native(format!("{load} {hook} {work}"))?,
+        });
+    }
+    Ok(speeds)
+}

@@ -1,0 +1,162 @@
+//! Figures taken inside this process: a fresh instance per eval, a reused
+//! session, the capability round trip, throughput and idle-session density.
+
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail, ensure};
+use moonbox::{Records, Sandbox};
+
+use super::stats::Summary;
+
+const RECORDS: &str = r#"{"123": {"name": "Ada", "visits": [1, 2]}}"#;
+
+/// The sandbox every in-process figure uses: default limits and
+/// `records.get`.
+pub(crate) fn sandbox(pooling: bool) -> Result<Sandbox> {
+    let records = Records::from_json(RECORDS)?;
+    Ok(Sandbox::builder()
+        .capability(records.capability())
+        .pooling_allocator(pooling)
+        .build()?)
+}
+
+/// `sandbox.eval("return 1+1")`, each in a new instance, after a warm-up.
+pub(crate) async fn fresh_evals(sandbox: &Sandbox, samples: usize) -> Result<Summary> {
+    for _ in 0..100.min(samples) {
+        sandbox.eval("return 1+1").await?;
+    }
+    let mut times = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let started = Instant::now();
+        let out = sandbox.eval("return 1+1").await?;
+        times.push(started.elapsed());
+        ensure!(
+            out.values == [serde_json::json!(2)],
+            "wrong result {:?}",
+            out.values
+        );
+    }
+    Summary::of(times).context("no samples")
+}
+
+/// `session.eval("return 1+1")` on one session.
+pub(crate) async fn session_evals(sandbox: &Sandbox, samples: usize) -> Result<Summary> {
+    let mut session = sandbox.session(()).await?;
+    let mut times = Vec::with_capacity(samples);
+    for _ in 0..samples {
+        let started = Instant::now();
+        session.eval("return 1+1").await?;
+        times.push(started.elapsed());
+    }
+    Summary::of(times).context("no samples")
+}
+
+/// One `records.get` call from Lua to the host and back: a loop of calls
+/// minus the same loop without them, per call, repeated `reps` times.
+pub(crate) async fn capability_round_trip(sandbox: &Sandbox, reps: usize) -> Result<Summary> {
+    let calls: u32 = 10_000;
+    let with_calls = format!("for i = 1, {calls} do local r = records.get('123') end");
+    let without = format!("for i = 1, {calls} do local r = nil end");
+    let mut session = sandbox.session(()).await?;
+    let mut per_call = Vec::with_capacity(reps);
+    for _ in 0..reps {
+        let a = Instant::now();
+        let out = session.eval(&with_calls).await?;
+        let a = a.elapsed();
+        ensure!(
+            out.stats.capability_calls == calls,
+            "the loop did not call records.get"
+        );
+        let b = Instant::now();
+        session.eval(&without).await?;
+        per_call.push(a.saturating_sub(b.elapsed()) / calls);
+    }
+    Summary::of(per_call).context("no samples")
+}
+
+/// Evals per second with one task per core for `duration`: fresh instances
+/// when `fresh`, else one reused session per task.
+pub(crate) async fn throughput(sandbox: &Sandbox, fresh: bool, duration: Duration) -> Result<f64> {
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let started = Instant::now();
+    let mut tasks = Vec::with_capacity(workers);
+    for _ in 0..workers {
+        let sandbox = sandbox.clone();
+        tasks.push(tokio::spawn(async move {
+            let mut session = if fresh {
+                None
+            } else {
+                Some(sandbox.session(()).await?)
+            };
+            let mut done = 0u64;
+            while started.elapsed() < duration {
+                match &mut session {
+                    Some(session) => session.eval("return 1+1").await?,
+                    None => sandbox.eval("return 1+1").await?,
+                };
+                done += 1;
+            }
+            anyhow::Ok(done)
+        }));
+    }
+    let mut total = 0;
+    for task in tasks {
+        total += task.await??;
+    }
+    Ok(total as f64 / started.elapsed().as_secs_f64())
+}
+
+/// Resident memory of this process, in bytes, from /proc.
+fn rss_bytes() -> Result<u64> {
+    let status =
+        std::fs::read_to_string("/proc/self/status").context("cannot read /proc/self/status")?;
+    let kib = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .context("no VmRSS in /proc/self/status")?;
+    Ok(kib * 1024)
+}
+
+/// RSS per live idle session: each session has run one eval and holds its
+/// instance and Lua state. Returns `(sessions, bytes per session)` at each
+/// count in `counts` (ascending), sessions accumulating between counts.
+pub(crate) async fn density(sandbox: &Sandbox, counts: &[usize]) -> Result<Vec<(usize, f64)>> {
+    // Warm up the engine and allocator so the baseline holds them.
+    {
+        let mut s = sandbox.session(()).await?;
+        s.eval("return 1+1").await?;
+    }
+    let base = rss_bytes()?;
+    let mut sessions = Vec::new();
+    let mut figures = Vec::new();
+    for &count in counts {
+        while sessions.len() < count {
+            let mut session = match sandbox.session(()).await {
+                Ok(session) => session,
+                Err(e) => bail!(
+                    "session {} of {count}: {e}{}",
+                    sessions.len() + 1,
+                    map_hint()
+                ),
+            };
+            session.eval("local x = 1 + 1").await?;
+            sessions.push(session);
+        }
+        let grown = rss_bytes()?.saturating_sub(base);
+        figures.push((count, grown as f64 / count as f64));
+    }
+    Ok(figures)
+}
+
+/// Why the kernel may have refused a session: every live instance holds
+/// several memory mappings, and Linux caps them per process.
+fn map_hint() -> String {
+    let maps = std::fs::read_to_string("/proc/self/maps").map_or(0, |m| m.lines().count());
+    let limit = std::fs::read_to_string("/proc/sys/vm/max_map_count").unwrap_or_default();
+    format!(
+        " (this process holds {maps} memory mappings and vm.max_map_count is {}; \
+         raise it, e.g. `sysctl -w vm.max_map_count=262144`, to hold more sessions)",
+        limit.trim()
+    )
+}

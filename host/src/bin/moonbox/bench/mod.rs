@@ -1,0 +1,296 @@
+//! `moonbox bench`: cold start against processes and containers,
+//! throughput, density, execution speed and the capability round trip,
+//! each taken side by side with its comparison in the same run. Prints
+//! Markdown; `--write` puts it into BENCHMARKS.md and `--chart` draws the
+//! cold-start chart.
+
+mod awfy;
+mod chart;
+mod inproc;
+mod report;
+mod spawn;
+mod stats;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use anyhow::{Context, Result, bail};
+use clap::{Args, ValueEnum};
+
+use report::{Report, Row};
+use stats::Summary;
+
+/// `moonbox bench` options.
+#[derive(Args, Clone, Debug)]
+pub(crate) struct Options {
+    /// Samples of each in-process timing.
+    #[arg(long, default_value_t = 10_000)]
+    samples: usize,
+    /// Samples of each process or container start.
+    #[arg(long, default_value_t = 50)]
+    spawns: usize,
+    /// Seconds of each throughput run.
+    #[arg(long, default_value_t = 3.0)]
+    seconds: f64,
+    /// Live idle session counts to measure RSS at, ascending.
+    #[arg(long, value_delimiter = ',', default_value = "1000,10000")]
+    sessions: Vec<usize>,
+    /// The Are-We-Fast-Yet Lua benchmarks directory; skipped when absent.
+    #[arg(long, value_name = "DIR")]
+    awfy: Option<PathBuf>,
+    /// Runs of each Are-We-Fast-Yet benchmark, per side.
+    #[arg(long, default_value_t = 5)]
+    awfy_runs: usize,
+    /// Skip the runc and podman containers.
+    #[arg(long)]
+    no_containers: bool,
+    /// A quick run with small sample counts: proves the benchmark works,
+    /// times nothing worth quoting.
+    #[arg(long)]
+    smoke: bool,
+    /// Fail when a part could not run (a peer missing, a container that
+    /// does not start) instead of reporting it as not run.
+    #[arg(long)]
+    strict: bool,
+    /// Put the report into this Markdown file, replacing its generated
+    /// section (the rest of the file is kept).
+    #[arg(long, value_name = "FILE")]
+    write: Option<PathBuf>,
+    /// Draw the cold-start chart (SVG) here.
+    #[arg(long, value_name = "FILE")]
+    chart: Option<PathBuf>,
+    /// Measure one part in this process and print it as JSON (used by the
+    /// run itself for parts that need a fresh process).
+    #[arg(long, value_enum, hide = true)]
+    part: Option<Part>,
+}
+
+/// Parts measured in a child process: the engine is process-wide, so the
+/// pooling allocator needs its own process, and RSS is cleanest in one.
+#[derive(Clone, Copy, Debug, ValueEnum)]
+enum Part {
+    Pooling,
+    Density,
+}
+
+impl Options {
+    fn effective(&self) -> Options {
+        let mut o = self.clone();
+        if o.smoke {
+            o.samples = o.samples.min(200);
+            o.spawns = o.spawns.min(3);
+            o.seconds = o.seconds.min(0.2);
+            o.sessions = vec![10, 100];
+            o.awfy_runs = 1;
+        }
+        o.samples = o.samples.max(10);
+        o.spawns = o.spawns.max(1);
+        o.awfy_runs = o.awfy_runs.max(1);
+        o
+    }
+}
+
+fn progress(what: &str) {
+    eprintln!("moonbox bench: {what}");
+}
+
+/// Runs the benchmark.
+pub(crate) async fn run(options: &Options) -> Result<()> {
+    let o = options.effective();
+    if let Some(part) = o.part {
+        return run_part(part, &o).await;
+    }
+    if !o.sessions.windows(2).all(|w| w[0] < w[1]) || o.sessions.contains(&0) {
+        bail!("--sessions must be ascending counts above zero");
+    }
+    if cfg!(debug_assertions) && !o.smoke {
+        eprintln!("moonbox bench: warning: a debug build; build with --release for real figures");
+    }
+    let exe = std::env::current_exe()?;
+    let exe_str = exe.to_string_lossy().into_owned();
+
+    let sandbox = inproc::sandbox(false)?;
+    progress(&format!("fresh instances ({} samples)", o.samples));
+    let fresh = inproc::fresh_evals(&sandbox, o.samples).await?;
+    progress("fresh instances, pooling allocator (child process)");
+    let fresh_pooling = child(&exe, Part::Pooling, &o).and_then(|v| {
+        Ok(Summary {
+            median: Duration::from_nanos(v["median_ns"].as_u64().context("median")?),
+            p99: Duration::from_nanos(v["p99_ns"].as_u64().context("p99")?),
+            samples: v["samples"].as_u64().context("samples")? as usize,
+        })
+    });
+    progress("reused session");
+    let session = inproc::session_evals(&sandbox, o.samples).await?;
+    progress("capability round trip");
+    let round_trip = inproc::capability_round_trip(&sandbox, 20).await?;
+    progress("throughput");
+    let seconds = Duration::from_secs_f64(o.seconds.max(0.01));
+    let throughput_fresh = inproc::throughput(&sandbox, true, seconds).await?;
+    let throughput_session = inproc::throughput(&sandbox, false, seconds).await?;
+
+    progress(&format!("process starts ({} each)", o.spawns));
+    let process = spawn::samples(o.spawns, &exe_str, &["run", "-"], b"return 1+1");
+    let native = spawn::samples(o.spawns, "lua5.4", &["-e", "return 1+1"], b"");
+    let (runc, podman) = if o.no_containers {
+        let skipped = || Err(anyhow::anyhow!("--no-containers"));
+        (skipped(), skipped())
+    } else {
+        progress("containers");
+        match spawn::Bundle::new() {
+            Ok(bundle) => (bundle.runc(o.spawns), bundle.podman(o.spawns)),
+            Err(e) => (Err(anyhow::anyhow!("{e:#}")), Err(anyhow::anyhow!("{e:#}"))),
+        }
+    };
+
+    let awfy = match &o.awfy {
+        Some(dir) => awfy::run(dir, o.awfy_runs, |name| progress(&format!("awfy {name}")))
+            .await
+            .map_err(|e| format!("{e:#}")),
+        None => Err("pass --awfy DIR".to_owned()),
+    };
+    progress(&format!(
+        "density at {:?} sessions (child process)",
+        o.sessions
+    ));
+    let density = child(&exe, Part::Density, &o).and_then(|v| {
+        serde_json::from_value::<Vec<(usize, f64)>>(v).context("malformed density report")
+    });
+
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let mut report = Report {
+        command: command_line(options),
+        fresh,
+        fresh_pooling: row(fresh_pooling),
+        session,
+        round_trip,
+        process: row(process),
+        native: row(native),
+        runc: row(runc),
+        podman: row(podman),
+        throughput_fresh,
+        throughput_session,
+        workers,
+        density: row(density),
+        awfy,
+        chart: None,
+    };
+    if let Some(path) = &o.chart {
+        let bars: Vec<chart::Bar> = report::contenders(&report)
+            .into_iter()
+            .filter_map(|(label, row, ours)| {
+                row.ok().map(|s| chart::Bar {
+                    label: label.replace('`', ""),
+                    median: s.median,
+                    ours,
+                })
+            })
+            .collect();
+        let subtitle = format!("{}, medians, {}", report::today(), "moonbox bench");
+        let svg = chart::svg(
+            "Cold start: moonbox against processes and containers",
+            &subtitle,
+            &bars,
+        );
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir)?;
+        }
+        std::fs::write(path, svg).with_context(|| format!("cannot write {}", path.display()))?;
+        report.chart = Some(relative_to(path, o.write.as_deref()));
+    }
+    if o.strict {
+        let missing = report.not_run();
+        if !missing.is_empty() {
+            bail!(
+                "--strict: some parts did not run:\n  {}",
+                missing.join("\n  ")
+            );
+        }
+    }
+    let markdown = report::markdown(&report);
+    println!("{markdown}");
+    if let Some(path) = &o.write {
+        report::write_section(path, &markdown)?;
+        progress(&format!("wrote {}", path.display()));
+    }
+    Ok(())
+}
+
+fn row<T>(r: Result<T>) -> Row<T> {
+    r.map_err(|e| format!("{e:#}"))
+}
+
+/// How the chart is linked from the report: relative to the report's
+/// directory when it is inside it.
+fn relative_to(chart: &Path, report: Option<&Path>) -> String {
+    let base = report
+        .and_then(Path::parent)
+        .filter(|d| !d.as_os_str().is_empty());
+    let rel = base
+        .and_then(|b| chart.strip_prefix(b).ok())
+        .unwrap_or(chart);
+    rel.to_string_lossy().into_owned()
+}
+
+/// The command that reproduces the run, without machine paths.
+fn command_line(o: &Options) -> String {
+    let mut s = String::from("moonbox bench");
+    if o.smoke {
+        s.push_str(" --smoke");
+    }
+    s.push_str(&format!(
+        " --samples {} --spawns {} --seconds {}",
+        o.samples, o.spawns, o.seconds
+    ));
+    let sessions: Vec<String> = o.sessions.iter().map(usize::to_string).collect();
+    s.push_str(&format!(" --sessions {}", sessions.join(",")));
+    if let Some(dir) = &o.awfy {
+        let name = dir
+            .file_name()
+            .map_or_else(|| dir.to_string_lossy(), |n| n.to_string_lossy());
+        s.push_str(&format!(" --awfy .../{name} --awfy-runs {}", o.awfy_runs));
+    }
+    if o.no_containers {
+        s.push_str(" --no-containers");
+    }
+    s
+}
+
+/// Runs `moonbox bench --part PART` and parses its JSON line.
+fn child(exe: &Path, part: Part, o: &Options) -> Result<serde_json::Value> {
+    let sessions: Vec<String> = o.sessions.iter().map(usize::to_string).collect();
+    let name = match part {
+        Part::Pooling => "pooling",
+        Part::Density => "density",
+    };
+    let out = std::process::Command::new(exe)
+        .args(["bench", "--part", name, "--samples", &o.samples.to_string()])
+        .args(["--sessions", &sessions.join(",")])
+        .output()
+        .context("cannot start a child moonbox")?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        bail!("the {name} child failed: {}", stderr.trim());
+    }
+    serde_json::from_slice(&out.stdout).with_context(|| format!("the {name} child printed no JSON"))
+}
+
+async fn run_part(part: Part, o: &Options) -> Result<()> {
+    let value = match part {
+        Part::Pooling => {
+            let sandbox = inproc::sandbox(true)?;
+            let s = inproc::fresh_evals(&sandbox, o.samples).await?;
+            serde_json::json!({
+                "median_ns": report::nanos(s.median),
+                "p99_ns": report::nanos(s.p99),
+                "samples": s.samples,
+            })
+        }
+        Part::Density => {
+            let sandbox = inproc::sandbox(false)?;
+            serde_json::to_value(inproc::density(&sandbox, &o.sessions).await?)?
+        }
+    };
+    println!("{value}");
+    Ok(())
+}

@@ -1,0 +1,442 @@
+//! The Markdown report: the run's tables, the targets, and the section of
+//! BENCHMARKS.md they replace.
+
+use std::fmt::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+
+use super::awfy::Speed;
+use super::stats::{self, Summary};
+
+/// Where the generated section starts and ends in BENCHMARKS.md.
+pub(crate) const BEGIN: &str = "<!-- moonbox bench: generated section, begin -->";
+pub(crate) const END: &str = "<!-- moonbox bench: generated section, end -->";
+
+/// A row that was measured, or why it was not.
+pub(crate) type Row<T> = Result<T, String>;
+
+/// Everything one `moonbox bench` run measured.
+pub(crate) struct Report {
+    pub command: String,
+    pub fresh: Summary,
+    pub fresh_pooling: Row<Summary>,
+    pub session: Summary,
+    pub round_trip: Summary,
+    pub process: Row<Summary>,
+    pub native: Row<Summary>,
+    pub runc: Row<Summary>,
+    pub podman: Row<Summary>,
+    pub throughput_fresh: f64,
+    pub throughput_session: f64,
+    pub workers: usize,
+    pub density: Row<Vec<(usize, f64)>>,
+    pub awfy: Row<Vec<Speed>>,
+    pub chart: Option<String>,
+}
+
+impl Report {
+    /// Each part that did not run, with why.
+    pub fn not_run(&self) -> Vec<String> {
+        let mut missing: Vec<String> = contenders(self)
+            .into_iter()
+            .filter_map(|(name, row, _)| row.err().map(|why| format!("{name}: {why}")))
+            .collect();
+        if let Err(why) = &self.density {
+            missing.push(format!("density: {why}"));
+        }
+        if let Err(why) = &self.awfy {
+            missing.push(format!("Are-We-Fast-Yet: {why}"));
+        }
+        missing
+    }
+}
+
+/// The cold-start contenders, fastest first, for the table and the chart.
+pub(crate) fn contenders(r: &Report) -> Vec<(String, Row<Summary>, bool)> {
+    vec![
+        ("moonbox: reused session".into(), Ok(r.session), true),
+        (
+            "moonbox: fresh instance, pooling allocator".into(),
+            r.fresh_pooling.clone(),
+            true,
+        ),
+        ("moonbox: fresh instance".into(), Ok(r.fresh), true),
+        (
+            "moonbox: new `moonbox run` process".into(),
+            r.process.clone(),
+            true,
+        ),
+        (
+            "`lua5.4 -e` process (no isolation)".into(),
+            r.native.clone(),
+            false,
+        ),
+        (
+            "`runc run` container with lua5.4".into(),
+            r.runc.clone(),
+            false,
+        ),
+        (
+            "`podman run` container with lua5.4".into(),
+            r.podman.clone(),
+            false,
+        ),
+    ]
+}
+
+fn machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("model name")
+                .and_then(|v| v.split(':').nth(1))
+        })
+        .map_or("unknown CPU".to_owned(), |m| m.trim().to_owned());
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let mem = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .map_or("unknown memory".to_owned(), |kib| {
+            format!("{:.0} GiB RAM", kib / 1024.0 / 1024.0)
+        });
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!("{model}, {cores} cores, {mem}, Linux {}", kernel.trim())
+}
+
+fn tool_version(program: &str, args: &[&str]) -> String {
+    std::process::Command::new(program)
+        .args(args)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| {
+            let text = if o.stdout.is_empty() {
+                o.stderr
+            } else {
+                o.stdout
+            };
+            String::from_utf8_lossy(&text)
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_owned()
+        })
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "not installed".to_owned())
+}
+
+/// Today's date (UTC) as YYYY-MM-DD.
+pub(crate) fn today() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    civil_date((secs / 86_400) as i64)
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01.
+fn civil_date(days: i64) -> String {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+fn status(value: f64, target: f64, lower_is_better: bool) -> String {
+    let off = if lower_is_better {
+        value / target
+    } else {
+        target / value
+    };
+    if off <= 1.0 {
+        "met".to_owned()
+    } else {
+        format!("not met: {} off", stats::ratio(off))
+    }
+}
+
+/// The generated section, between [`BEGIN`] and [`END`].
+pub(crate) fn markdown(r: &Report) -> String {
+    let mut s = String::new();
+    let commit = tool_version("git", &["rev-parse", "--short", "HEAD"]);
+    let _ = writeln!(s, "{BEGIN}");
+    let _ = writeln!(s, "## Latest run\n");
+    let _ = writeln!(s, "- Date: {}; commit `{commit}`.", today());
+    let _ = writeln!(s, "- Machine: {}.", machine());
+    let _ = writeln!(
+        s,
+        "- Peers: {}; {}; {}.",
+        tool_version("lua5.4", &["-v"]),
+        tool_version("runc", &["--version"]),
+        tool_version("podman", &["--version"])
+    );
+    let _ = writeln!(s, "- Command: `{}`\n", r.command);
+
+    let _ = writeln!(s, "### Cold start\n");
+    if let Some(chart) = &r.chart {
+        let _ = writeln!(s, "![cold start, log scale]({chart})\n");
+    }
+    let _ = writeln!(
+        s,
+        "From a ready `Sandbox` (or a shell, for processes) to the result of `return 1+1`.\n"
+    );
+    let _ = writeln!(
+        s,
+        "| what | median | p99 | samples | vs fresh moonbox instance |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|");
+    for (name, row, _) in contenders(r) {
+        match row {
+            Ok(x) => {
+                let _ = writeln!(
+                    s,
+                    "| {name} | {} | {} | {} | {} |",
+                    stats::time(x.median),
+                    stats::time(x.p99),
+                    x.samples,
+                    stats::ratio(x.secs() / r.fresh.secs())
+                );
+            }
+            Err(why) => {
+                let _ = writeln!(s, "| {name} | not run: {why} | | | |");
+            }
+        }
+    }
+
+    let _ = writeln!(s, "\n### Throughput\n");
+    let _ = writeln!(
+        s,
+        "`return 1+1` with one task per core ({} workers).\n",
+        r.workers
+    );
+    let _ = writeln!(s, "| what | evals per second |");
+    let _ = writeln!(s, "|---|---|");
+    let _ = writeln!(s, "| fresh instance per eval | {:.0} |", r.throughput_fresh);
+    let _ = writeln!(
+        s,
+        "| one reused session per worker | {:.0} |",
+        r.throughput_session
+    );
+
+    let _ = writeln!(s, "\n### Density\n");
+    let _ = writeln!(
+        s,
+        "Growth of the process's resident memory per live idle session (each session has run one eval and holds its instance and Lua state), default allocator.\n"
+    );
+    match &r.density {
+        Ok(rows) => {
+            let _ = writeln!(s, "| live sessions | RSS per session |");
+            let _ = writeln!(s, "|---|---|");
+            for (n, b) in rows {
+                let _ = writeln!(s, "| {n} | {} |", stats::bytes(*b));
+            }
+        }
+        Err(why) => {
+            let _ = writeln!(s, "Not run: {why}.");
+        }
+    }
+
+    let _ = writeln!(s, "\n### Execution speed: Are-We-Fast-Yet\n");
+    match &r.awfy {
+        Ok(rows) => {
+            let _ = writeln!(
+                s,
+                "Each benchmark's `inner_benchmark_loop(n)` in a session with every guest limit metered, against native `lua5.4` (whole process minus a process that only loads the benchmark). Medians. The last two columns run native `lua5.4` with the count hook the guest sets (every 1,000 instructions): Lua 5.4 sends every instruction through its hook dispatcher while a count hook is set, so they show how much of the ratio is the hook and how much the wasm wall.\n"
+            );
+            let _ = writeln!(
+                s,
+                "| benchmark | n | moonbox | native lua5.4 | ratio | native with count hook | moonbox vs hooked native |"
+            );
+            let _ = writeln!(s, "|---|---|---|---|---|---|---|");
+            for x in rows {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} | {} | {} |",
+                    x.name,
+                    x.inner,
+                    stats::time(x.moonbox.median),
+                    stats::time(x.native.median),
+                    stats::ratio(x.ratio()),
+                    stats::time(x.native_hooked.median),
+                    stats::ratio(x.hooked_ratio())
+                );
+            }
+            let hooked: Vec<f64> = rows.iter().map(Speed::hooked_ratio).collect();
+            if let (Some(g), Some(h)) = (geomean(rows), stats::geometric_mean(&hooked)) {
+                let _ = writeln!(
+                    s,
+                    "| **geometric mean** | | | | **{}** | | **{}** |",
+                    stats::ratio(g),
+                    stats::ratio(h)
+                );
+            }
+        }
+        Err(why) => {
+            let _ = writeln!(s, "Not run: {why}.");
+        }
+    }
+
+    let _ = writeln!(s, "\n### Capability round trip\n");
+    let _ = writeln!(
+        s,
+        "One `records.get('123')` from Lua to the host and back: a loop of 10,000 calls minus the same loop without them, per call.\n"
+    );
+    let _ = writeln!(s, "| what | median | p99 | samples |");
+    let _ = writeln!(s, "|---|---|---|---|");
+    let _ = writeln!(
+        s,
+        "| `records.get` round trip | {} | {} | {} |",
+        stats::time(r.round_trip.median),
+        stats::time(r.round_trip.p99),
+        r.round_trip.samples
+    );
+
+    let _ = writeln!(s, "\n### Targets\n");
+    let _ = writeln!(s, "| target | this run | status |");
+    let _ = writeln!(s, "|---|---|---|");
+    let best_fresh = match &r.fresh_pooling {
+        Ok(p) if p.median < r.fresh.median => p.median,
+        _ => r.fresh.median,
+    };
+    let _ = writeln!(
+        s,
+        "| fresh sandbox p50 <= 20 µs | {} | {} |",
+        stats::time(best_fresh),
+        status(best_fresh.as_secs_f64(), 20e-6, true)
+    );
+    match &r.runc {
+        Ok(runc) => {
+            let x = runc.secs() / best_fresh.as_secs_f64();
+            let _ = writeln!(
+                s,
+                "| >= 1000x faster than `runc run` | {} | {} |",
+                stats::ratio(x),
+                status(x, 1000.0, false)
+            );
+        }
+        Err(why) => {
+            let _ = writeln!(
+                s,
+                "| >= 1000x faster than `runc run` | not run: {why} | unknown |"
+            );
+        }
+    }
+    match r.density.as_ref().ok().and_then(|d| d.last()) {
+        Some((n, b)) => {
+            let _ = writeln!(
+                s,
+                "| idle session <= 128 KiB RSS | {} at {n} sessions | {} |",
+                stats::bytes(*b),
+                status(*b, 128.0 * 1024.0, true)
+            );
+        }
+        None => {
+            let _ = writeln!(s, "| idle session <= 128 KiB RSS | not run | unknown |");
+        }
+    }
+    match r.awfy.as_ref().ok().and_then(|rows| geomean(rows)) {
+        Some(g) => {
+            let _ = writeln!(
+                s,
+                "| AWFY geometric mean <= 1.3x native | {} | {} |",
+                stats::ratio(g),
+                status(g, 1.3, true)
+            );
+        }
+        None => {
+            let _ = writeln!(
+                s,
+                "| AWFY geometric mean <= 1.3x native | not run | unknown |"
+            );
+        }
+    }
+    let _ = writeln!(
+        s,
+        "| capability round trip <= 2 µs | {} | {} |",
+        stats::time(r.round_trip.median),
+        status(r.round_trip.secs(), 2e-6, true)
+    );
+    let _ = writeln!(s, "\n{END}");
+    s
+}
+
+fn geomean(rows: &[Speed]) -> Option<f64> {
+    stats::geometric_mean(&rows.iter().map(Speed::ratio).collect::<Vec<_>>())
+}
+
+/// Replaces the generated section of `path` with `section`, or appends it
+/// when the file has none. The rest of the file is left as it is.
+pub(crate) fn write_section(path: &Path, section: &str) -> Result<()> {
+    let old = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let new = splice(&old, section);
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, new).with_context(|| format!("cannot write {}", path.display()))
+}
+
+fn splice(old: &str, section: &str) -> String {
+    match (old.find(BEGIN), old.find(END)) {
+        (Some(b), Some(e)) if b < e => {
+            format!(
+                "{}{}{}",
+                &old[..b],
+                section.trim_end(),
+                &old[e + END.len()..]
+            )
+        }
+        _ if old.is_empty() => section.to_owned(),
+        _ => format!("{}\n\n{section}", old.trim_end()),
+    }
+}
+
+/// Formats a duration the way the child processes report it.
+pub(crate) fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_civil() {
+        assert_eq!(civil_date(0), "1970-01-01");
+        assert_eq!(civil_date(19_723), "2024-01-01");
+        assert_eq!(civil_date(11_016), "2000-02-29");
+    }
+
+    #[test]
+    fn the_generated_section_is_replaced_and_the_rest_kept() {
+        let old = format!("# B\n\nintro\n\n{BEGIN}\nold\n{END}\n\nafter\n");
+        let new = splice(&old, &format!("{BEGIN}\nnew\n{END}\n"));
+        assert_eq!(
+            new,
+            format!("# B\n\nintro\n\n{BEGIN}\nnew\n{END}\n\nafter\n")
+        );
+        let appended = splice("# B\n", &format!("{BEGIN}\nx\n{END}\n"));
+        assert_eq!(appended, format!("# B\n\n{BEGIN}\nx\n{END}\n"));
+    }
+
+    #[test]
+    fn targets_say_met_or_how_far_off() {
+        assert_eq!(status(10.0, 20.0, true), "met");
+        assert_eq!(status(40.0, 20.0, true), "not met: 2.00x off");
+        assert_eq!(status(100.0, 1000.0, false), "not met: 10.0x off");
+    }
+}
