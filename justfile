@@ -26,6 +26,8 @@ lint:
     cd guest && cargo fmt --check
     cargo clippy --workspace --all-targets -- -D warnings
     cd guest && cargo clippy --release -- -D warnings
+    cd runtimes/wasmtime-cli/caps && cargo fmt --check && cargo clippy --locked --release --target wasm32-wasip2 --target-dir ../target -- -D warnings
+    cd runtimes/wasmtime-cli/driver && cargo fmt --check && cargo clippy --locked --release --target wasm32-wasip2 --target-dir ../target -- -D warnings
 
 # API docs, warnings denied.
 doc:
