@@ -186,7 +186,7 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
                 })
             })
             .collect();
-        let subtitle = format!("{}, medians, {}", report::today(), "moonbox bench");
+        let subtitle = format!("{}, {}; medians", report::today(), report::machine());
         let svg = chart::svg(
             "Cold start: moonbox against processes and containers",
             &subtitle,

@@ -86,7 +86,7 @@ pub(crate) fn contenders(r: &Report) -> Vec<(String, Row<Summary>, bool)> {
     ]
 }
 
-fn machine() -> String {
+pub(crate) fn machine() -> String {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
     let model = cpuinfo
         .lines()
@@ -120,12 +120,13 @@ fn tool_version(program: &str, args: &[&str]) -> String {
             } else {
                 o.stdout
             };
-            String::from_utf8_lossy(&text)
+            let first = String::from_utf8_lossy(&text)
                 .lines()
                 .next()
                 .unwrap_or("")
-                .trim()
-                .to_owned()
+                .to_owned();
+            // `lua5.4 -v` puts its copyright after two spaces.
+            first.split("  ").next().unwrap_or("").trim().to_owned()
         })
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| "not installed".to_owned())
