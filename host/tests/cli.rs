@@ -326,6 +326,11 @@ fn bad_input_exits_2_with_a_message_and_no_backtrace() {
             vec!["tool-schema", "--format", "yaml"],
             "invalid value 'yaml'",
         ),
+        (
+            vec!["bench", "--sessions", "1000,10"],
+            "--sessions must be ascending counts above zero",
+        ),
+        (vec!["bench", "--samples", "lots"], "invalid value 'lots'"),
     ];
     for (args, needle) in cases {
         let out = moonbox(&args);
