@@ -15,6 +15,9 @@ out=target/runtimes
 mkdir -p "$out"
 hosts=()
 
+echo "==> the checker's own tests"
+python3 runtimes/test_check.py -q
+
 echo "==> rust (moonbox crate)"
 cargo run -q -p moonbox-tests --bin cases > "$out/rust.jsonl"
 hosts+=("rust=$out/rust.jsonl")
