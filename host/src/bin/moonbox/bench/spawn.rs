@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
 
@@ -11,30 +11,34 @@ use super::stats::Summary;
 
 /// Times `n` runs of a command that must exit 0, after one untimed run.
 pub(crate) fn samples(n: usize, program: &str, args: &[&str], stdin: &[u8]) -> Result<Summary> {
-    let mut times = Vec::with_capacity(n);
-    for i in 0..=n {
-        let started = Instant::now();
-        let mut child = Command::new(program)
-            .args(args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
-            .spawn()
-            .with_context(|| format!("cannot start {program}"))?;
-        if let Some(mut pipe) = child.stdin.take() {
-            std::io::Write::write_all(&mut pipe, stdin)?;
-        }
-        let out = child.wait_with_output()?;
-        let took = started.elapsed();
-        if !out.status.success() {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            bail!("{program} failed ({}): {}", out.status, stderr.trim());
-        }
-        if i > 0 {
-            times.push(took);
-        }
-    }
+    time_once(program, args, stdin)?;
+    let times = (0..n)
+        .map(|_| time_once(program, args, stdin))
+        .collect::<Result<Vec<_>>>()?;
     Summary::of(times).context("no samples")
+}
+
+/// Runs a command once, feeding it `stdin`, and times it to its exit,
+/// which must be 0.
+fn time_once(program: &str, args: &[&str], stdin: &[u8]) -> Result<Duration> {
+    let started = Instant::now();
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot start {program}"))?;
+    if let Some(mut pipe) = child.stdin.take() {
+        std::io::Write::write_all(&mut pipe, stdin)?;
+    }
+    let out = child.wait_with_output()?;
+    let took = started.elapsed();
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        bail!("{program} failed ({}): {}", out.status, stderr.trim());
+    }
+    Ok(took)
 }
 
 /// A runc bundle whose root file system holds the host's `lua5.4` and the
@@ -93,17 +97,16 @@ impl Bundle {
         self.dir.join("rootfs")
     }
 
-    /// `runc run` of the bundle, `n` times.
+    /// `runc run` of the bundle, `n` times after one untimed run. Each run
+    /// needs a container id of its own.
     pub fn runc(&self, n: usize) -> Result<Summary> {
         let dir = self.dir.to_string_lossy().into_owned();
-        let mut times = Vec::with_capacity(n);
-        for i in 0..=n {
+        let run = |i: usize| {
             let id = format!("moonbox-bench-{}-{i}", std::process::id());
-            let s = samples(1, "runc", &["run", "--bundle", &dir, &id], b"")?;
-            if i > 0 {
-                times.push(s.median);
-            }
-        }
+            time_once("runc", &["run", "--bundle", &dir, &id], b"")
+        };
+        run(0)?;
+        let times = (1..=n).map(run).collect::<Result<Vec<_>>>()?;
         Summary::of(times).context("no samples")
     }
 
