@@ -2,7 +2,7 @@
 //! against native `lua5.4`, on the same workloads.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
 use moonbox::{Limits, Sandbox};
@@ -101,16 +101,14 @@ pub(crate) async fn run(dir: &Path, reps: usize, progress: impl Fn(&str)) -> Res
             .await
             .with_context(|| format!("{name}: require failed"))?;
         let work = format!("assert(B:inner_benchmark_loop({inner}))");
-        let mut times = Vec::with_capacity(reps);
-        for _ in 0..reps {
-            let started = Instant::now();
+        let moonbox = Summary::time_each(reps, async || {
             session
                 .eval(&work)
                 .await
                 .with_context(|| format!("{name} in moonbox"))?;
-            times.push(started.elapsed());
-        }
-        let moonbox = Summary::of(times).context("no samples")?;
+            Ok(())
+        })
+        .await?;
 
         // Natively: the whole process, minus a process that only loads
         // the benchmark, so both sides time the same work.

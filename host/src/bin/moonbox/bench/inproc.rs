@@ -25,30 +25,26 @@ pub(crate) async fn fresh_evals(sandbox: &Sandbox, samples: usize) -> Result<Sum
     for _ in 0..100.min(samples) {
         sandbox.eval("return 1+1").await?;
     }
-    let mut times = Vec::with_capacity(samples);
-    for _ in 0..samples {
-        let started = Instant::now();
+    Summary::time_each(samples, async || {
         let out = sandbox.eval("return 1+1").await?;
-        times.push(started.elapsed());
         ensure!(
             out.values == [serde_json::json!(2)],
             "wrong result {:?}",
             out.values
         );
-    }
-    Summary::of(times).context("no samples")
+        Ok(())
+    })
+    .await
 }
 
 /// `session.eval("return 1+1")` on one session.
 pub(crate) async fn session_evals(sandbox: &Sandbox, samples: usize) -> Result<Summary> {
     let mut session = sandbox.session(()).await?;
-    let mut times = Vec::with_capacity(samples);
-    for _ in 0..samples {
-        let started = Instant::now();
+    Summary::time_each(samples, async || {
         session.eval("return 1+1").await?;
-        times.push(started.elapsed());
-    }
-    Summary::of(times).context("no samples")
+        Ok(())
+    })
+    .await
 }
 
 /// One `records.get` call from Lua to the host and back: a loop of calls

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, ValueEnum};
+use serde::de::DeserializeOwned;
 
 use report::{Report, Row};
 use stats::Summary;
@@ -113,13 +114,7 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
     progress(&format!("fresh instances ({} samples)", o.samples));
     let fresh = inproc::fresh_evals(&sandbox, o.samples).await?;
     progress("fresh instances, pooling allocator (child process)");
-    let fresh_pooling = child(&exe, Part::Pooling, &o).and_then(|v| {
-        Ok(Summary {
-            median: Duration::from_nanos(v["median_ns"].as_u64().context("median")?),
-            p99: Duration::from_nanos(v["p99_ns"].as_u64().context("p99")?),
-            samples: v["samples"].as_u64().context("samples")? as usize,
-        })
-    });
+    let fresh_pooling = child::<Summary>(&exe, Part::Pooling, &o);
     progress("reused session");
     let session = inproc::session_evals(&sandbox, o.samples).await?;
     progress("capability round trip");
@@ -153,9 +148,7 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         "density at {:?} sessions (child process)",
         o.sessions
     ));
-    let density = child(&exe, Part::Density, &o).and_then(|v| {
-        serde_json::from_value::<Vec<(usize, f64)>>(v).context("malformed density report")
-    });
+    let density = child::<Vec<(usize, f64)>>(&exe, Part::Density, &o);
 
     let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
     let mut report = Report {
@@ -256,8 +249,8 @@ fn command_line(o: &Options) -> String {
     s
 }
 
-/// Runs `moonbox bench --part PART` and parses its JSON line.
-fn child(exe: &Path, part: Part, o: &Options) -> Result<serde_json::Value> {
+/// Runs `moonbox bench --part PART` and parses the JSON it prints.
+fn child<R: DeserializeOwned>(exe: &Path, part: Part, o: &Options) -> Result<R> {
     let sessions: Vec<String> = o.sessions.iter().map(usize::to_string).collect();
     let name = match part {
         Part::Pooling => "pooling",
@@ -279,12 +272,7 @@ async fn run_part(part: Part, o: &Options) -> Result<()> {
     let value = match part {
         Part::Pooling => {
             let sandbox = inproc::sandbox(true)?;
-            let s = inproc::fresh_evals(&sandbox, o.samples).await?;
-            serde_json::json!({
-                "median_ns": report::nanos(s.median),
-                "p99_ns": report::nanos(s.p99),
-                "samples": s.samples,
-            })
+            serde_json::to_value(inproc::fresh_evals(&sandbox, o.samples).await?)?
         }
         Part::Density => {
             let sandbox = inproc::sandbox(false)?;

@@ -3,7 +3,6 @@
 
 use std::fmt::Write;
 use std::path::Path;
-use std::time::Duration;
 
 use anyhow::{Context, Result};
 
@@ -404,11 +403,6 @@ fn splice(old: &str, section: &str) -> String {
         _ if old.is_empty() => section.to_owned(),
         _ => format!("{}\n\n{section}", old.trim_end()),
     }
-}
-
-/// Formats a duration the way the child processes report it.
-pub(crate) fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

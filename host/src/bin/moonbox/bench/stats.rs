@@ -1,9 +1,12 @@
 //! Medians, percentiles and how figures are printed.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
 
 /// Median, 99th percentile and sample count of a set of durations.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
 pub(crate) struct Summary {
     pub median: Duration,
     pub p99: Duration,
@@ -23,6 +26,17 @@ impl Summary {
             p99: at(0.99),
             samples: samples.len(),
         })
+    }
+
+    /// Times `n` calls of `f`, each of which must succeed.
+    pub async fn time_each(n: usize, mut f: impl AsyncFnMut() -> Result<()>) -> Result<Summary> {
+        let mut times = Vec::with_capacity(n);
+        for _ in 0..n {
+            let started = Instant::now();
+            f().await?;
+            times.push(started.elapsed());
+        }
+        Summary::of(times).context("no samples")
     }
 
     /// The median in seconds.
