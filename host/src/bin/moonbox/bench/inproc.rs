@@ -73,7 +73,7 @@ pub(crate) async fn capability_round_trip(sandbox: &Sandbox, reps: usize) -> Res
 /// Evals per second with one task per core for `duration`: fresh instances
 /// when `fresh`, else one reused session per task.
 pub(crate) async fn throughput(sandbox: &Sandbox, fresh: bool, duration: Duration) -> Result<f64> {
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = super::cores();
     let started = Instant::now();
     let mut tasks = Vec::with_capacity(workers);
     for _ in 0..workers {
@@ -104,14 +104,9 @@ pub(crate) async fn throughput(sandbox: &Sandbox, fresh: bool, duration: Duratio
 
 /// Resident memory of this process, in bytes, from /proc.
 fn rss_bytes() -> Result<u64> {
-    let status =
-        std::fs::read_to_string("/proc/self/status").context("cannot read /proc/self/status")?;
-    let kib = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmRSS:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .context("no VmRSS in /proc/self/status")?;
-    Ok(kib * 1024)
+    super::proc_kib("/proc/self/status", "VmRSS:")
+        .map(|kib| kib * 1024)
+        .context("no VmRSS in /proc/self/status")
 }
 
 /// RSS per live idle session: each session has run one eval and holds its

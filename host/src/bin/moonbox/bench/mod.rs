@@ -150,7 +150,7 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
     ));
     let density = child::<Vec<(usize, f64)>>(&exe, Part::Density, &o);
 
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let workers = cores();
     let mut report = Report {
         command: command_line(options),
         fresh,
@@ -207,6 +207,25 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         progress(&format!("wrote {}", path.display()));
     }
     Ok(())
+}
+
+/// The cores this process may run on: the throughput runs one task on
+/// each.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// A `KEY: N kB` line of a /proc file, in KiB.
+fn proc_kib(path: &str, key: &str) -> Option<u64> {
+    std::fs::read_to_string(path)
+        .ok()?
+        .lines()
+        .find_map(|l| l.strip_prefix(key))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()
 }
 
 fn row<T>(r: Result<T>) -> Row<T> {
