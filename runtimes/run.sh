@@ -6,13 +6,25 @@
 # with the capabilities composed in (when `wasmtime` and `wac` are on
 # PATH; see docs/other-runtimes.md).
 #
+# Usage: run.sh [--require-all]
+#   --require-all   fail, rather than skip, when a host's tools are missing
+#                   (CI uses it).
+#
 # Results go to target/runtimes/HOST.jsonl. Installs go to
 # target/runtimes/ (a Python venv) and runtimes/node/node_modules.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+require_all=0
+case "${1:-}" in
+  "") ;;
+  --require-all) require_all=1 ;;
+  *) echo "usage: runtimes/run.sh [--require-all]" >&2; exit 2 ;;
+esac
+
 out=target/runtimes
 mkdir -p "$out"
+rm -f "$out"/*.jsonl
 hosts=()
 
 echo "==> the checker's own tests"
@@ -45,6 +57,10 @@ if command -v wasmtime >/dev/null && command -v wac >/dev/null; then
   hosts+=("wasmtime=$out/wasmtime-cli.jsonl")
 else
   echo "==> wasmtime CLI: skipped (needs \`wasmtime\` and \`wac\` on PATH; see docs/other-runtimes.md)"
+  if [ "$require_all" = 1 ]; then
+    echo "run.sh: --require-all: the wasmtime CLI host cannot run" >&2
+    exit 1
+  fi
 fi
 
 echo
