@@ -1,7 +1,7 @@
 //! The shared case list (`runtimes/cases.json`) run through the Rust host.
 //!
 //! Every host of the component (this crate, Node through jco, Python
-//! through wasmtime-py) runs the same cases with the same config and prints
+//! through wasmtime-py, the wasmtime CLI by composition) runs the same cases with the same config and prints
 //! one JSON line per case in the same shape; `runtimes/check.py` compares
 //! each host's lines with the expectations and with each other. This module
 //! is the Rust host's runner, and [`check`] is the same comparison for

@@ -1,7 +1,7 @@
 //! The shared case list that every host of the component runs
-//! (`runtimes/cases.json`) passes through the Rust host. Node and Python run
-//! the same list with `just runtimes`, which also checks that every host
-//! printed identical lines.
+//! (`runtimes/cases.json`) passes through the Rust host. Node, Python and
+//! the wasmtime CLI run the same list with `just runtimes`, which also
+//! checks that every host printed identical lines.
 
 use std::path::Path;
 
