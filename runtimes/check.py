@@ -4,10 +4,13 @@
 Usage: check.py CASES.json HOST=RESULTS.jsonl [HOST=RESULTS.jsonl ...]
 
 Each results file holds one JSON line per case, in case order, as the
-runners print them (see docs/other-runtimes.md). A host passes when each
-line meets its case's `expect`; the run passes when, in addition, every
-host printed the same lines (compared as JSON, key order aside, with the
-guest's `values` text compared byte for byte).
+runners print them: the report shape of docs/wit.md plus the case's
+`name` (see docs/other-runtimes.md). A host passes when each line meets
+its case's `expect`; the run passes when, in addition, every host reported
+the same outcome: the same values (exactly: integers and floats apart,
+integers compared whole, floats by their bits), output, error and the
+guest's own stats. What only a host measures (fuel, wall time) and the
+traceback's text are not compared.
 """
 
 import json
@@ -32,22 +35,47 @@ def mismatch(case, result):
     expect = case["expect"]
     if result.get("name") != case["name"]:
         return f"expected the line for {case['name']!r}, got {result.get('name')!r}"
+    error = result.get("error") or {}
     if "error" in expect:
-        if result.get("ok") is not False or result.get("kind") != expect["error"]:
+        if result.get("ok") is not False or error.get("kind") != expect["error"]:
             return f"expected a {expect['error']} error, got {json.dumps(result)}"
         for field in ("message", "line"):
-            if field in expect and expect[field] != result.get(field):
-                return f"expected {field} {expect[field]!r}, got {result.get(field)!r}"
+            if field in expect and expect[field] != error.get(field):
+                return f"expected {field} {expect[field]!r}, got {error.get(field)!r}"
     else:
         if result.get("ok") is not True:
             return f"expected values, got {json.dumps(result)}"
-        values = json.loads(result["values"])
-        if not strictly_equal(values, expect["values"]):
-            return f"expected values {json.dumps(expect['values'])}, got {result['values']}"
-    output = expect.get("output", [])
+        if not strictly_equal(result.get("values"), expect["values"]):
+            return f"expected values {json.dumps(expect['values'])}, got {json.dumps(result.get('values'))}"
+    output = expect.get("output", "")
     if result.get("output") != output:
         return f"expected output {output!r}, got {result.get('output')!r}"
+    if result.get("output_base64") != expect.get("output_base64"):
+        return (f"expected output_base64 {expect.get('output_base64')!r}, "
+                f"got {result.get('output_base64')!r}")
     return None
+
+
+# The guest's own stats: every host must report the same figures.
+GUEST_STATS = ("instructions", "peak_memory_bytes", "capability_calls", "output_bytes")
+
+
+def comparable(line):
+    """The part of a result line every host must agree on."""
+    error = line.get("error")
+    stats = line.get("stats") or {}
+    return {
+        "name": line.get("name"),
+        "ok": line.get("ok"),
+        "values": line.get("values"),
+        "output": line.get("output"),
+        "output_base64": line.get("output_base64"),
+        "exit_code": line.get("exit_code"),
+        "error": None if error is None else {
+            k: error.get(k) for k in ("kind", "message", "chunk", "line")
+        },
+        "stats": {k: stats.get(k) for k in GUEST_STATS},
+    }
 
 
 def main(argv):
@@ -81,8 +109,10 @@ def main(argv):
     for other in names[1:]:
         first = names[0]
         differ = [
-            f"{a.get('name')}: {json.dumps(a, ensure_ascii=False)} != {json.dumps(b, ensure_ascii=False)}"
-            for a, b in zip(hosts[first], hosts[other])
+            f"{a['name']}: {json.dumps(a, ensure_ascii=False)} != {json.dumps(b, ensure_ascii=False)}"
+            for a, b in (
+                (comparable(x), comparable(y)) for x, y in zip(hosts[first], hosts[other])
+            )
             if not strictly_equal(a, b)
         ]
         if differ:

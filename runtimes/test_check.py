@@ -19,17 +19,21 @@ CASES = {
     "cases": [
         {"name": "float", "script": "return 1.0", "expect": {"values": [1.0]}},
         {"name": "printed", "script": "print('x') return true",
-         "expect": {"values": [True], "output": ["x"]}},
+         "expect": {"values": [True], "output": "x\n"}},
         {"name": "limit", "script": "while true do end",
-         "expect": {"error": "instruction-limit", "line": 1}},
+         "expect": {"error": "instruction_limit", "line": 1}},
     ]
 }
 
 GOOD = [
-    {"name": "float", "ok": True, "values": "[1.0]", "output": [], "stats": {"instructions": 0}},
-    {"name": "printed", "ok": True, "values": "[true]", "output": ["x"], "stats": {"instructions": 0}},
-    {"name": "limit", "ok": False, "kind": "instruction-limit", "message": "main.lua:1: ...",
-     "chunk": "main.lua", "line": 1, "output": [], "stats": {"instructions": 101000}},
+    {"name": "float", "ok": True, "values": [1.0], "output": "", "exit_code": None,
+     "error": None, "stats": {"instructions": 0}},
+    {"name": "printed", "ok": True, "values": [True], "output": "x\n", "exit_code": None,
+     "error": None, "stats": {"instructions": 0}},
+    {"name": "limit", "ok": False, "values": [], "output": "", "exit_code": None,
+     "error": {"kind": "instruction_limit", "message": "main.lua:1: ...", "chunk": "main.lua",
+               "line": 1},
+     "stats": {"instructions": 101000}},
 ]
 
 
@@ -64,7 +68,7 @@ class CheckTest(unittest.TestCase):
         self.assertIn("identical results", out)
 
     def test_an_integer_is_not_a_float(self):
-        bad = [dict(GOOD[0], values="[1]"), *GOOD[1:]]
+        bad = [dict(GOOD[0], values=[1]), *GOOD[1:]]
         status, out = self.run_check(f"bad={self.results('bad.jsonl', bad)}")
         self.assertEqual(status, 1)
         self.assertIn("float: expected values [1.0], got [1]", out)
@@ -74,11 +78,23 @@ class CheckTest(unittest.TestCase):
         self.assertFalse(check.strictly_equal([1], [1.0]))
         self.assertTrue(check.strictly_equal({"a": [1.5]}, {"a": [1.5]}))
 
+    def test_integers_are_compared_whole(self):
+        self.assertFalse(check.strictly_equal(2**53, 2**53 + 1))
+        self.assertTrue(check.strictly_equal(2**63 - 1, 2**63 - 1))
+        self.assertFalse(check.strictly_equal(0.0, -0.0))
+
     def test_a_wrong_kind_line_or_output_fails(self):
         for field, value, needle in [
-            ("kind", "timeout", "expected a instruction-limit error"),
+            ("kind", "timeout", "expected a instruction_limit error"),
             ("line", 2, "expected line 1"),
-            ("output", ["y"], "expected output []"),
+        ]:
+            bad = [*GOOD[:2], dict(GOOD[2], error=dict(GOOD[2]["error"], **{field: value}))]
+            status, out = self.run_check(f"bad={self.results('bad.jsonl', bad)}")
+            self.assertEqual(status, 1, field)
+            self.assertIn(needle, out)
+        for field, value, needle in [
+            ("output", "y", "expected output ''"),
+            ("output_base64", "eQ==", "expected output_base64 None"),
         ]:
             bad = [*GOOD[:2], dict(GOOD[2], **{field: value})]
             status, out = self.run_check(f"bad={self.results('bad.jsonl', bad)}")
@@ -89,6 +105,14 @@ class CheckTest(unittest.TestCase):
         status, out = self.run_check(f"short={self.results('short.jsonl', GOOD[:2])}")
         self.assertEqual(status, 1)
         self.assertIn("2 result lines for 3 cases", out)
+
+    def test_host_only_stats_and_fields_are_not_compared(self):
+        a = self.results("a.jsonl", GOOD)
+        other = [dict(line, stats=dict(line["stats"], fuel_used=7, wall_time_us=9), version=1)
+                 for line in GOOD]
+        b = self.results("b.jsonl", other)
+        status, out = self.run_check(f"a={a}", f"b={b}")
+        self.assertEqual(status, 0, out)
 
     def test_hosts_that_differ_only_in_stats_fail(self):
         a = self.results("a.jsonl", GOOD)

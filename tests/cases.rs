@@ -1,15 +1,16 @@
 //! The shared case list (`runtimes/cases.json`) run through the Rust host.
 //!
 //! Every host of the component (this crate, Node through jco, Python
-//! through wasmtime-py, the wasmtime CLI by composition) runs the same cases with the same config and prints
-//! one JSON line per case in the same shape; `runtimes/check.py` compares
-//! each host's lines with the expectations and with each other. This module
-//! is the Rust host's runner, and [`check`] is the same comparison for
-//! `cargo test`.
+//! through wasmtime-py, the wasmtime CLI by composition) runs the same cases
+//! with the same config and prints one JSON line per case: the report shape
+//! (here, [`Report`] itself) with the case's name. `runtimes/check.py`
+//! compares each host's lines with the expectations and with each other.
+//! This module is the Rust host's runner, and [`check`] is the same
+//! comparison for `cargo test`.
 
 use std::path::Path;
 
-use moonbox::{Capability, CapabilityError, Determinism, Limits, Records, Sandbox, Stats};
+use moonbox::{Capability, CapabilityError, Determinism, Limits, Records, Report, Sandbox};
 use serde_json::{Map, Value, json};
 
 /// The parsed case file.
@@ -74,7 +75,7 @@ fn sandbox(file: &CaseFile, case: &Value) -> Result<Sandbox, String> {
     for module in file.config["modules"].as_array().into_iter().flatten() {
         builder = builder.module(
             module["name"].as_str().unwrap_or_default(),
-            module["source"].as_str().unwrap_or_default(),
+            module["source"].as_str().unwrap_or_default().as_bytes(),
         );
     }
     for cap in file.config["capabilities"].as_array().into_iter().flatten() {
@@ -107,59 +108,43 @@ fn sandbox(file: &CaseFile, case: &Value) -> Result<Sandbox, String> {
     builder.build().map_err(|e| e.to_string())
 }
 
-fn stats(stats: &Stats) -> Value {
-    json!({
-        "instructions": stats.instructions,
-        "peak-memory-bytes": stats.peak_memory_bytes,
-        "capability-calls": stats.capability_calls,
-    })
+/// A line for a case whose sandbox could not be made.
+fn create_failed(name: Value, message: String) -> Value {
+    json!({"name": name, "ok": false, "error": {"kind": "create", "message": message}})
 }
 
-/// Runs one case and returns its result line, in the shape every host
-/// prints (see docs/other-runtimes.md).
+/// Runs one case and returns its result line: the [`Report`] with the
+/// case's name (see docs/other-runtimes.md).
 pub async fn run(file: &CaseFile, case: &Value) -> Value {
     let name = case["name"].clone();
     let sandbox = match sandbox(file, case) {
         Ok(sandbox) => sandbox,
-        Err(message) => {
-            return json!({"name": name, "ok": false, "kind": "create", "message": message});
-        }
+        Err(message) => return create_failed(name, message),
     };
     let mut session = match sandbox.session(()).await {
         Ok(session) => session,
-        Err(e) => {
-            return json!({"name": name, "ok": false, "kind": "create", "message": e.to_string()});
-        }
+        Err(e) => return create_failed(name, e.to_string()),
     };
     let script = case["script"].as_str().unwrap_or_default();
-    match session.eval_chunk(script, &file.chunk_name).await {
-        Ok(out) => json!({
-            "name": name,
-            "ok": true,
-            "values": Value::Array(out.values).to_string(),
-            "output": out.output,
-            "stats": stats(&out.stats),
-        }),
-        Err(e) => json!({
-            "name": name,
-            "ok": false,
-            "kind": e.kind.as_str().replace('_', "-"),
-            "message": e.message,
-            "chunk": e.chunk,
-            "line": e.line,
-            "output": e.output,
-            "stats": stats(&e.stats),
-        }),
+    let outcome = session.eval_chunk(script, &file.chunk_name).await;
+    let mut line = Report::from(&outcome).to_json();
+    if let Some(fields) = line.as_object_mut() {
+        fields.insert("name".to_owned(), name);
     }
+    line
 }
 
 /// Whether two JSON values are equal with integers and floats kept apart
 /// (`1` is not `1.0`), as the contract keeps them apart.
 fn strictly_equal(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::Number(x), Value::Number(y)) => {
-            x.is_f64() == y.is_f64() && x.as_f64().map(f64::to_bits) == y.as_f64().map(f64::to_bits)
-        }
+        // Integers are compared whole (2^53 and 2^53 + 1 differ), floats by
+        // their bits (-0.0 is not 0.0), and an integer never equals a float.
+        (Value::Number(x), Value::Number(y)) => match (x.is_f64(), y.is_f64()) {
+            (false, false) => x.as_i64() == y.as_i64() && x.as_u64() == y.as_u64(),
+            (true, true) => x.as_f64().map(f64::to_bits) == y.as_f64().map(f64::to_bits),
+            _ => false,
+        },
         (Value::Array(x), Value::Array(y)) => {
             x.len() == y.len() && x.iter().zip(y).all(|(x, y)| strictly_equal(x, y))
         }
@@ -174,40 +159,61 @@ fn strictly_equal(a: &Value, b: &Value) -> bool {
 
 /// Compares a result line with its case's `expect`: `values` (exact, ints
 /// and floats apart), or `error` (the kind) with optional `message` and
-/// `line`; `output` when given, else no output.
+/// `line`; `output` (empty when not given) and `output_base64`.
 pub fn check(case: &Value, result: &Value) -> Result<(), String> {
     let expect = &case["expect"];
+    let error = &result["error"];
     if let Some(kind) = expect["error"].as_str() {
-        if result["ok"] != json!(false) || result["kind"] != json!(kind) {
+        if result["ok"] != json!(false) || error["kind"] != json!(kind) {
             return Err(format!("expected a {kind} error, got {result}"));
         }
         for field in ["message", "line"] {
-            if !expect[field].is_null() && expect[field] != result[field] {
+            if !expect[field].is_null() && expect[field] != error[field] {
                 return Err(format!("expected {field} {}, got {result}", expect[field]));
             }
         }
     } else {
-        let values = result["values"]
-            .as_str()
-            .and_then(|text| serde_json::from_str::<Value>(text).ok())
-            .ok_or_else(|| format!("expected values, got {result}"))?;
-        if !strictly_equal(&values, &expect["values"]) {
+        if result["ok"] != json!(true) {
+            return Err(format!("expected values, got {result}"));
+        }
+        if !strictly_equal(&result["values"], &expect["values"]) {
             return Err(format!(
-                "expected values {}, got {values}",
-                expect["values"]
+                "expected values {}, got {}",
+                expect["values"], result["values"]
             ));
         }
     }
-    let output = if expect["output"].is_null() {
-        json!([])
-    } else {
-        expect["output"].clone()
-    };
-    if result["output"] != output {
+    let output = expect["output"].as_str().unwrap_or_default();
+    if result["output"] != json!(output) {
         return Err(format!(
-            "expected output {output}, got {}",
+            "expected output {output:?}, got {}",
             result["output"]
         ));
     }
+    if result["output_base64"] != expect["output_base64"] {
+        return Err(format!(
+            "expected output_base64 {}, got {}",
+            expect["output_base64"], result["output_base64"]
+        ));
+    }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::strictly_equal;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_are_compared_exactly() {
+        let big: Value = serde_json::from_str("9007199254740993").unwrap();
+        let near: Value = serde_json::from_str("9007199254740992").unwrap();
+        assert!(!strictly_equal(&big, &near), "2^53 + 1 is not 2^53");
+        assert!(!strictly_equal(&json!(1), &json!(1.0)));
+        assert!(!strictly_equal(&json!(0.0), &json!(-0.0)));
+        assert!(strictly_equal(&json!(u64::MAX), &json!(u64::MAX)));
+        assert!(!strictly_equal(&json!(-1), &json!(u64::MAX)));
+    }
+
+    use serde_json::Value;
 }

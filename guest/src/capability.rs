@@ -15,16 +15,18 @@ const KEYWORDS: &[&str] = &[
     "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while",
 ];
 
+/// Whether `s` is a Lua name: an identifier that is not a keyword.
+pub fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+        && !KEYWORDS.contains(&s)
+}
+
 /// Checks names, argument counts and uniqueness before any Lua runs.
 pub fn validate(capabilities: &[Capability]) -> Result<(), String> {
     for (i, cap) in capabilities.iter().enumerate() {
-        let ok = !cap.name.is_empty()
-            && cap.name.split('.').all(|seg| {
-                let mut chars = seg.chars();
-                matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
-                    && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
-                    && !KEYWORDS.contains(&seg)
-            });
+        let ok = !cap.name.is_empty() && cap.name.split('.').all(is_identifier);
         if !ok {
             return Err(format!(
                 "capability name '{}' is not a dotted path of Lua identifiers (like records.get)",
@@ -114,6 +116,11 @@ fn arity(min: u32, max: u32) -> String {
 unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
     unsafe {
         let vm = Vm::from_state(l);
+        // After a trip nothing reaches the host.
+        if vm.push_trip(l) {
+            crate::limits::arm_tripped(l);
+            return Err(Raise);
+        }
         let index = ffi::lua_tointegerx(l, ffi::lua_upvalueindex(1), std::ptr::null_mut());
         let Some(cap) = usize::try_from(index)
             .ok()
@@ -129,37 +136,50 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
                 cap.name,
                 arity(cap.min_args, cap.max_args)
             );
-            return Err(raise_tagged(l, Kind::Capability, &msg));
+            return Err(raise_tagged(l, Kind::Capability, msg));
         }
-        let args = match json::encode_args(l, n, &cap.name, &vm.limits) {
-            Ok(args) => args,
-            Err(msg) => return Err(raise_tagged(l, Kind::Capability, &msg)),
-        };
+        // Charged before anything is built, so that no owned value is alive
+        // if the charge raises.
         if crate::limits::charge(l, crate::limits::CAPABILITY_COST) {
             return Err(Raise);
+        }
+        let mut args = Vec::with_capacity(n as usize);
+        for idx in 1..=n {
+            match json::to_value(l, idx, format!("{}: argument #{idx}", cap.name), &vm.limits) {
+                Ok(value) => args.push(value),
+                Err(msg) => {
+                    drop(args);
+                    return Err(raise_tagged(l, Kind::Capability, msg));
+                }
+            }
         }
         vm.capability_calls
             .set(vm.capability_calls.get().saturating_add(1));
         let reply = capabilities::call(&cap.name, &args);
         drop(args);
-        match reply {
-            Ok(text) => {
-                let value: serde_json::Value = match serde_json::from_str(&text) {
-                    Ok(value) => value,
-                    Err(e) => {
-                        let msg = format!("{}: the host returned invalid JSON ({e})", cap.name);
-                        return Err(raise_tagged(l, Kind::Capability, &msg));
-                    }
-                };
-                drop(text);
-                ffi::lua_settop(l, 0);
-                if let Err(msg) = json::push(l, &value, vm.limits.max_value_depth) {
-                    let msg = format!("{}: result {msg}", cap.name);
-                    return Err(raise_tagged(l, Kind::Capability, &msg));
-                }
-                Ok(1)
-            }
-            Err(msg) => Err(raise_tagged(l, Kind::Capability, &msg)),
+        let received = match reply {
+            Ok(value) => json::Received::parse(value)
+                .map_err(|e| format!("{}: the host returned {e}", cap.name)),
+            Err(msg) => Err(msg),
+        };
+        let received = match received {
+            Ok(received) => received,
+            Err(msg) => return Err(raise_tagged(l, Kind::Capability, msg)),
+        };
+        // The reply is owned by the Vm while it becomes Lua values: a memory
+        // error while pushing unwinds past this frame.
+        let slot = vm.reply.get();
+        *slot = Some(received);
+        ffi::lua_settop(l, 0);
+        let pushed = match &*slot {
+            Some(received) => json::push_received(l, received, vm.limits.max_value_depth),
+            None => Ok(()),
+        };
+        *slot = None;
+        if let Err(msg) = pushed {
+            let msg = format!("{}: result {msg}", cap.name);
+            return Err(raise_tagged(l, Kind::Capability, msg));
         }
+        Ok(1)
     }
 }

@@ -22,10 +22,13 @@ pub unsafe fn install(l: *mut lua_State, globals: c_int) {
     unsafe {
         lua::get_field(l, globals, "coroutine");
         let co = ffi::lua_gettop(l);
+        // Both wrappers hold the original `create`: `wrap` must not call the
+        // wrapped `create`, which would charge twice and, when that inner
+        // charge tripped, report a position one frame too deep.
         lua::get_field(l, co, "create");
+        ffi::lua_pushvalue(l, -1);
         ffi::lua_pushcclosure(l, create_entry, 1);
         lua::set_field(l, co, "create");
-        lua::get_field(l, co, "create");
         ffi::lua_pushcclosure(l, wrap_entry, 1);
         lua::set_field(l, co, "wrap");
         lua::get_field(l, co, "close");
@@ -38,10 +41,7 @@ pub unsafe fn install(l: *mut lua_State, globals: c_int) {
 /// Raises the tripped limit's message if one has tripped.
 unsafe fn raise_if_tripped(l: *mut lua_State) {
     unsafe {
-        let message = Vm::from_state(l).tripped().map(|t| t.message);
-        if let Some(message) = message {
-            lua::push_bytes(l, message.as_bytes());
-            drop(message);
+        if Vm::from_state(l).push_trip(l) {
             ffi::lua_error(l);
         }
     }

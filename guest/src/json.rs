@@ -1,5 +1,6 @@
-//! The Lua ↔ JSON boundary. The rules are the contract's (see the
-//! `capabilities.call` docs in wit/moonbox.wit and docs/wit.md).
+//! The Lua ↔ boundary conversions: Lua values to the WIT `value` variant
+//! (scalars typed, tables as JSON text) and back. The rules are the
+//! contract's (see `value` in wit/moonbox.wit and docs/wit.md).
 //!
 //! Encoding reads the Lua stack without allocating Lua memory (only
 //! `lua_next`, raw gets and reads of values that already are strings), so it
@@ -13,6 +14,7 @@ use serde_json::Value;
 
 use crate::lua::{self, ffi, lua_State};
 use crate::vm::Limits;
+use crate::wit::Value as WitValue;
 
 /// One step of the path from a root value to the value being converted.
 enum Segment {
@@ -42,8 +44,16 @@ impl Encoder {
             path: Vec::new(),
             open: Vec::new(),
             max_depth: limits.max_value_depth,
-            max_bytes: usize::try_from(limits.max_string_bytes).unwrap_or(usize::MAX),
+            max_bytes: usize::try_from(max_json_bytes(limits)).unwrap_or(usize::MAX),
         }
+    }
+
+    fn too_long(&self) -> String {
+        format!(
+            "{} makes the JSON text longer than {} bytes; return less data",
+            self.here(),
+            self.max_bytes
+        )
     }
 
     fn describe(&self, len: usize) -> String {
@@ -71,11 +81,7 @@ impl Encoder {
     /// Encodes the value at absolute index `idx`.
     unsafe fn value(&mut self, l: *mut lua_State, idx: c_int) -> Result<(), String> {
         if self.out.len() > self.max_bytes {
-            return Err(format!(
-                "{} makes the JSON text longer than {} bytes (max-string-bytes); return less data",
-                self.here(),
-                self.max_bytes
-            ));
+            return Err(self.too_long());
         }
         unsafe {
             match ffi::lua_type(l, idx) {
@@ -106,6 +112,9 @@ impl Encoder {
                         ));
                     };
                     write_string(&mut self.out, text);
+                    if self.out.len() > self.max_bytes {
+                        return Err(self.too_long());
+                    }
                 }
                 ffi::LUA_TTABLE => self.table(l, idx)?,
                 ffi::LUA_TFUNCTION => return Err(format!("{} is a function", self.here())),
@@ -306,21 +315,53 @@ fn is_identifier(s: &str) -> bool {
         && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
 }
 
+/// The most bytes of JSON text one conversion may produce: enough for any
+/// legal string with every byte escaped (six bytes each), but never more than
+/// the Lua heap limit, so the text always fits in the linear memory beside
+/// the heap. Shared subtables, which can make a small value expand
+/// exponentially, stop at this bound.
+pub fn max_json_bytes(limits: &Limits) -> u64 {
+    limits
+        .max_string_bytes
+        .saturating_mul(6)
+        .saturating_add(2)
+        .min(limits.max_memory_bytes)
+}
+
+/// `\u00XX` escapes for the control characters that have no short form.
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Writes `s` as a JSON string literal: runs of bytes that need no escape
+/// are copied whole, so the cost is linear with a small constant.
 fn write_string(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
     out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => {
-                let _ = write!(out, "\\u{:04x}", c as u32);
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let short: Option<&str> = match b {
+            b'"' => Some("\\\""),
+            b'\\' => Some("\\\\"),
+            b'\n' => Some("\\n"),
+            b'\r' => Some("\\r"),
+            b'\t' => Some("\\t"),
+            0x00..=0x1f => None,
+            _ => continue,
+        };
+        // Every byte before `i` is ASCII or part of a UTF-8 sequence that
+        // ends before `i` (escaped bytes are ASCII), so the slice is valid.
+        out.push_str(&s[start..i]);
+        match short {
+            Some(esc) => out.push_str(esc),
+            None => {
+                out.push_str("\\u00");
+                out.push(HEX[usize::from(b >> 4)] as char);
+                out.push(HEX[usize::from(b & 0xf)] as char);
             }
-            c => out.push(c),
         }
+        start = i + 1;
     }
+    out.push_str(&s[start..]);
     out.push('"');
 }
 
@@ -352,29 +393,92 @@ pub unsafe fn encode_values(
     }
 }
 
-/// Encodes capability arguments `1..=n` as a JSON array. Paths read
-/// `name: argument #i...`.
+/// Converts the Lua value at absolute index `idx` to a WIT `value`:
+/// scalars typed, tables as JSON text. Errors name the path from `root`.
 ///
 /// # Safety
-/// `l` is a live state with at least `n` values on the stack.
-pub unsafe fn encode_args(
+/// `l` is a live state and `idx` a valid absolute index.
+pub unsafe fn to_value(
     l: *mut lua_State,
-    n: c_int,
-    name: &str,
+    idx: c_int,
+    root: String,
     limits: &Limits,
-) -> Result<String, String> {
+) -> Result<WitValue, String> {
     unsafe {
-        let mut out = String::from("[");
-        for idx in 1..=n {
-            let mut enc = Encoder::new(format!("{name}: argument #{idx}"), limits);
-            enc.value(l, idx)?;
-            if idx > 1 {
-                out.push(',');
+        Ok(match ffi::lua_type(l, idx) {
+            ffi::LUA_TNIL | ffi::LUA_TNONE => WitValue::Nil,
+            ffi::LUA_TBOOLEAN => WitValue::Boolean(ffi::lua_toboolean(l, idx) != 0),
+            ffi::LUA_TNUMBER if ffi::lua_isinteger(l, idx) != 0 => {
+                WitValue::Integer(ffi::lua_tointegerx(l, idx, std::ptr::null_mut()))
             }
-            out.push_str(&enc.out);
+            ffi::LUA_TNUMBER => {
+                let f = ffi::lua_tonumberx(l, idx, std::ptr::null_mut());
+                if !f.is_finite() {
+                    // The encoder words the refusal.
+                    let mut enc = Encoder::new(root, limits);
+                    enc.float(f)?;
+                }
+                WitValue::Float(f)
+            }
+            ffi::LUA_TSTRING => {
+                let bytes = lua::string_bytes(l, idx).unwrap_or_default();
+                match std::str::from_utf8(bytes) {
+                    Ok(text) => WitValue::Text(text.to_owned()),
+                    Err(_) => return Err(format!("{root} is a string that is not valid UTF-8")),
+                }
+            }
+            _ => {
+                let mut enc = Encoder::new(root, limits);
+                enc.value(l, idx)?;
+                WitValue::Json(enc.out)
+            }
+        })
+    }
+}
+
+/// A value received from the host, parsed and owned by the Vm while it is
+/// pushed (a push can raise; see `Vm::reply`).
+pub enum Received {
+    Scalar(WitValue),
+    Json(Value),
+}
+
+impl Received {
+    /// Parses a `json` value; scalars pass through.
+    pub fn parse(value: WitValue) -> Result<Received, String> {
+        match value {
+            WitValue::Json(text) => serde_json::from_str(&text)
+                .map(Received::Json)
+                .map_err(|e| format!("invalid JSON ({e})")),
+            scalar => Ok(Received::Scalar(scalar)),
         }
-        out.push(']');
-        Ok(out)
+    }
+}
+
+/// Pushes the Lua form of a received value. Nesting past `max_depth` is
+/// refused with a message; memory errors are raised as Lua errors.
+///
+/// # Safety
+/// `l` is a live state inside a protected call.
+pub unsafe fn push_received(
+    l: *mut lua_State,
+    value: &Received,
+    max_depth: u32,
+) -> Result<(), String> {
+    unsafe {
+        match value {
+            Received::Json(v) => push(l, v, max_depth),
+            Received::Scalar(v) => {
+                match v {
+                    WitValue::Nil => ffi::lua_pushnil(l),
+                    WitValue::Boolean(b) => ffi::lua_pushboolean(l, c_int::from(*b)),
+                    WitValue::Integer(i) => ffi::lua_pushinteger(l, *i),
+                    WitValue::Float(f) => ffi::lua_pushnumber(l, *f),
+                    WitValue::Text(s) | WitValue::Json(s) => lua::push_bytes(l, s.as_bytes()),
+                }
+                Ok(())
+            }
+        }
     }
 }
 

@@ -29,6 +29,15 @@ pub unsafe fn arm(l: *mut lua_State) {
     unsafe { ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, STEP) };
 }
 
+/// Makes the count hook run on every instruction of `l`, so that it raises
+/// a tripped limit again at once.
+///
+/// # Safety
+/// `l` is a live state owned by a [`Vm`]. Neither allocates nor raises.
+pub unsafe fn arm_tripped(l: *mut lua_State) {
+    unsafe { ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, 1) };
+}
+
 /// Installs the count hook on a new coroutine.
 ///
 /// # Safety
@@ -56,7 +65,7 @@ pub const CAPABILITY_COST: u64 = 100;
 pub unsafe fn charge(l: *mut lua_State, cost: u64) -> bool {
     unsafe {
         let vm = Vm::from_state(l);
-        if vm.tripped().is_some() {
+        if vm.has_tripped() {
             return hook_body(l);
         }
         let count = vm.instructions.get() + cost;
@@ -96,9 +105,9 @@ unsafe extern "C-unwind" fn count_hook(l: *mut lua_State, _ar: *mut ffi::lua_Deb
 unsafe fn hook_body(l: *mut lua_State) -> bool {
     unsafe {
         let vm = Vm::from_state(l);
-        if let Some(trip) = vm.tripped() {
-            ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, 1);
-            lua::push_bytes(l, trip.message.as_bytes());
+        if vm.has_tripped() {
+            arm_tripped(l);
+            vm.push_trip(l);
             return true;
         }
         let step = ffi::lua_gethookcount(l);
@@ -132,13 +141,16 @@ unsafe fn hook_body(l: *mut lua_State) -> bool {
     }
 }
 
-unsafe fn raise_trip(l: *mut lua_State, vm: &Vm, kind: Kind, message: String) -> bool {
+/// Records a trip (the message moves into the Vm), arms the hook on `l` and
+/// pushes the message. Always returns `true`: the caller raises.
+///
+/// # Safety
+/// `l` is a live thread of the Vm's state with a free stack slot.
+pub unsafe fn raise_trip(l: *mut lua_State, vm: &Vm, kind: Kind, message: String) -> bool {
     unsafe {
         vm.trip(kind, message);
-        ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, 1);
-        if let Some(trip) = vm.tripped() {
-            lua::push_bytes(l, trip.message.as_bytes());
-        }
+        arm_tripped(l);
+        vm.push_trip(l);
         true
     }
 }

@@ -1,17 +1,36 @@
-//! The standard library as a script sees it: the sandboxed names, `print`
-//! capture, guarded `load` and `string.rep`, deterministic clock and random,
-//! and host modules for `require`.
+//! The standard library as a script sees it: the sandboxed names, guarded
+//! `load`, `string.rep`, `collectgarbage` and `os.exit`, deterministic clock
+//! and random, and host modules for `require`. (`print` and `io.stdout` are
+//! in `output`.)
 
 use std::ffi::c_int;
 
 use crate::lua::{self, Raise, ffi, lua_State};
 use crate::vm::{Kind, Vm};
 
-/// `io` functions; each is sandboxed unless `io` or `io.NAME` is allowed.
+/// `io` functions that may be named in `allow`. All but [`IO_DEFAULT`] are
+/// sandboxed unless `io` or `io.NAME` is allowed.
 const IO: &[&str] = &[
     "close", "flush", "input", "lines", "open", "output", "popen", "read", "tmpfile", "type",
     "write",
 ];
+/// `io` names every script has: writing to the output stream.
+const IO_DEFAULT: &[&str] = &["write", "flush", "type", "stdout"];
+
+/// Names `require` already returns: a host module may not take them.
+pub const STANDARD_LIBRARIES: &[&str] = &[
+    "_G",
+    "coroutine",
+    "debug",
+    "io",
+    "math",
+    "os",
+    "package",
+    "string",
+    "table",
+    "utf8",
+];
+
 /// `os` functions that are sandboxed unless `os` or `os.NAME` is allowed.
 const OS: &[&str] = &["execute", "exit", "getenv", "remove", "rename", "tmpname"];
 /// `debug` functions; all but `traceback` are sandboxed unless `debug` or
@@ -84,7 +103,7 @@ impl Allow {
 /// A host module for `require`.
 pub struct Module {
     pub name: String,
-    pub source: String,
+    pub source: Vec<u8>,
 }
 
 /// Opens the libraries and applies the sandbox. Runs in protected mode;
@@ -92,7 +111,13 @@ pub struct Module {
 ///
 /// # Safety
 /// `l` is a live Vm-owned state; the stack is empty.
-pub unsafe fn open(l: *mut lua_State, allow: &Allow, modules: &[Module], seed: Option<i64>) {
+pub unsafe fn open(
+    l: *mut lua_State,
+    allow: &Allow,
+    modules: &[Module],
+    seed: Option<i64>,
+    stdout: &crate::output::Stdout,
+) {
     unsafe {
         ffi::luaL_openlibs(l);
         ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, ffi::LUA_RIDX_GLOBALS);
@@ -100,11 +125,11 @@ pub unsafe fn open(l: *mut lua_State, allow: &Allow, modules: &[Module], seed: O
         ffi::luaL_getsubtable(l, ffi::LUA_REGISTRYINDEX, c"_LOADED".as_ptr());
         let loaded = ffi::lua_gettop(l);
 
-        ffi::lua_pushcfunction(l, print_entry);
-        lua::set_field(l, globals, "print");
-
+        lua::get_field(l, globals, "io");
+        crate::output::install(l, globals, ffi::lua_gettop(l), stdout);
+        ffi::lua_pop(l, 1);
         if !allow.has("io") {
-            replace_library(l, globals, loaded, "io", IO, allow, &[]);
+            replace_library(l, globals, loaded, "io", IO, allow, IO_DEFAULT);
         }
         // Always rebuilt: `debug` allows every function but `sethook`,
         // which replaces the count hook and must be allowed by name.
@@ -128,6 +153,15 @@ pub unsafe fn open(l: *mut lua_State, allow: &Allow, modules: &[Module], seed: O
                 lua::set_field(l, os, f);
             }
         }
+        if allow.has_in("os", "exit") {
+            // Ends the eval, not the instance: see `exit_body`.
+            ffi::lua_pushcfunction(l, exit_entry);
+            lua::set_field(l, os, "exit");
+        }
+        ffi::lua_pop(l, 1);
+        lua::get_field(l, globals, "collectgarbage");
+        ffi::lua_pushcclosure(l, collectgarbage_entry, 1);
+        lua::set_field(l, globals, "collectgarbage");
         crate::coroutines::install(l, globals);
         ffi::lua_pushcfunction(l, xpcall_entry);
         lua::set_field(l, globals, "xpcall");
@@ -185,9 +219,10 @@ pub unsafe fn open(l: *mut lua_State, allow: &Allow, modules: &[Module], seed: O
                 chunk.as_ptr(),
                 c"t".as_ptr(),
             );
+            drop(chunk);
             if status != ffi::LUA_OK {
-                let prefix = format!("module '{}' does not compile: ", module.name);
-                lua::push_bytes(l, prefix.as_bytes());
+                let vm = Vm::from_state(l);
+                vm.push_owned(l, format!("module '{}' does not compile: ", module.name));
                 ffi::lua_insert(l, -2);
                 ffi::lua_concat(l, 2);
                 ffi::lua_error(l);
@@ -376,10 +411,12 @@ unsafe fn push_stub(l: *mut lua_State, name: &str) {
 ///
 /// # Safety
 /// `l` is a live Vm-owned state inside a C function.
-pub unsafe fn raise_tagged(l: *mut lua_State, kind: Kind, msg: &str) -> Raise {
+pub unsafe fn raise_tagged(l: *mut lua_State, kind: Kind, msg: impl Into<Vec<u8>>) -> Raise {
     unsafe {
-        lua::push_error(l, 1, msg);
         let vm = Vm::from_state(l);
+        ffi::luaL_where(l, 1);
+        vm.push_owned(l, msg);
+        ffi::lua_concat(l, 2);
         vm.tag(lua::to_bytes(l, -1).unwrap_or_default(), kind);
         Raise
     }
@@ -396,52 +433,7 @@ unsafe fn stub_body(l: *mut lua_State) -> Raise {
     unsafe {
         let name = lua::to_bytes(l, ffi::lua_upvalueindex(1)).unwrap_or_default();
         let msg = format!("{} is sandboxed", String::from_utf8_lossy(name));
-        raise_tagged(l, Kind::Sandboxed, &msg)
-    }
-}
-
-unsafe extern "C-unwind" fn print_entry(l: *mut lua_State) -> c_int {
-    unsafe {
-        match print_body(l) {
-            Ok(n) => n,
-            Err(Raise) => ffi::lua_error(l),
-        }
-    }
-}
-
-/// `print`: formats like the reference `print` and captures one line.
-unsafe fn print_body(l: *mut lua_State) -> Result<c_int, Raise> {
-    unsafe {
-        let n = ffi::lua_gettop(l);
-        let mut b: ffi::luaL_Buffer = std::mem::zeroed();
-        ffi::luaL_buffinit(l, &mut b);
-        for i in 1..=n {
-            ffi::luaL_tolstring(l, i, std::ptr::null_mut());
-            ffi::luaL_addvalue(&mut b);
-            if i < n {
-                ffi::luaL_addchar(&mut b, b'\t' as std::ffi::c_char);
-            }
-        }
-        ffi::luaL_pushresult(&mut b);
-        let line = lua::to_bytes(l, -1).unwrap_or_default();
-        let vm = Vm::from_state(l);
-        let total = vm.output_bytes.get().saturating_add(line.len() as u64 + 1);
-        let max = vm.limits.max_output_bytes;
-        if total > max {
-            let message = format!(
-                "{}output limit exceeded (max-output-bytes is {max})",
-                lua::position(l, 1)
-            );
-            vm.trip(Kind::OutputLimit, message);
-            let message = vm.tripped().map(|t| t.message).unwrap_or_default();
-            lua::push_bytes(l, message.as_bytes());
-            return Err(Raise);
-        }
-        vm.output_bytes.set(total);
-        vm.output
-            .borrow_mut()
-            .push(String::from_utf8_lossy(line).into_owned());
-        Ok(0)
+        raise_tagged(l, Kind::Sandboxed, msg)
     }
 }
 
@@ -483,9 +475,7 @@ unsafe fn rep_body(l: *mut lua_State) -> Result<c_int, Raise> {
                     "{}string.rep would make a string of {total} bytes, over the limit of {max} (max-string-bytes)",
                     lua::position(l, 1)
                 );
-                vm.trip(Kind::StringSize, message);
-                let message = vm.tripped().map(|t| t.message).unwrap_or_default();
-                lua::push_bytes(l, message.as_bytes());
+                crate::limits::raise_trip(l, vm, Kind::StringSize, message);
                 return Err(Raise);
             }
         }
@@ -526,14 +516,12 @@ unsafe fn load_body(l: *mut lua_State) -> Result<c_int, Raise> {
             ffi::luaL_checktype(l, 1, ffi::LUA_TFUNCTION);
             // A reader function's chunk is only seen by Lua: refuse binary
             // through the mode instead.
-            let mode = lua::to_bytes(l, 3)
-                .map(|m| m.to_vec())
-                .unwrap_or_else(|| b"bt".to_vec());
-            let text: Vec<u8> = mode.into_iter().filter(|&c| c != b'b').collect();
+            let mode = lua::to_bytes(l, 3).unwrap_or(b"bt");
+            let text: Vec<u8> = mode.iter().copied().filter(|&c| c != b'b').collect();
             if ffi::lua_gettop(l) < 3 {
                 ffi::lua_settop(l, 3);
             }
-            lua::push_bytes(l, &text);
+            Vm::from_state(l).push_owned(l, text);
             ffi::lua_replace(l, 3);
         }
         Ok(lua::call_original(l, ffi::LUA_MULTRET))
@@ -573,5 +561,80 @@ unsafe extern "C-unwind" fn clock_entry(l: *mut lua_State) -> c_int {
         let vm = Vm::from_state(l);
         ffi::lua_pushnumber(l, vm.cpu_seconds());
         1
+    }
+}
+
+unsafe extern "C-unwind" fn exit_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        let Raise = exit_body(l);
+        ffi::lua_error(l)
+    }
+}
+
+/// `os.exit([code])`, when allowed: parses the status as the reference does
+/// (`true` or nothing is 0, `false` is 1), then ends the eval like a limit,
+/// so `pcall` cannot catch it and nothing runs after it. The eval succeeds
+/// with this exit code; the instance and the session go on.
+unsafe fn exit_body(l: *mut lua_State) -> Raise {
+    unsafe {
+        let status = if ffi::lua_type(l, 1) == ffi::LUA_TBOOLEAN {
+            if ffi::lua_toboolean(l, 1) != 0 { 0 } else { 1 }
+        } else {
+            let code = ffi::luaL_optinteger(l, 1, 0);
+            i32::try_from(code).unwrap_or(if code < 0 { i32::MIN } else { i32::MAX })
+        };
+        let vm = Vm::from_state(l);
+        crate::limits::raise_trip(l, vm, Kind::Exit(status), format!("os.exit({status})"));
+        Raise
+    }
+}
+
+unsafe extern "C-unwind" fn collectgarbage_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        check_collector_options(l);
+        lua::call_original(l, ffi::LUA_MULTRET)
+    }
+}
+
+/// The largest `stepsize` (log2 of bytes) accepted by
+/// `collectgarbage("incremental", ...)`: past it the collector's step
+/// arithmetic overflows on wasm32 and every allocation runs a full cycle.
+const MAX_GC_STEPSIZE: i64 = 20;
+
+/// Validates `collectgarbage`'s arguments before the original sees them, so
+/// that errors name `collectgarbage` and no parameter can make the
+/// collector run away: negative parameters (which the reference stores into
+/// unsigned bytes) and a step size past [`MAX_GC_STEPSIZE`] are refused.
+unsafe fn check_collector_options(l: *mut lua_State) {
+    unsafe {
+        let options = [
+            c"stop".as_ptr(),
+            c"restart".as_ptr(),
+            c"collect".as_ptr(),
+            c"count".as_ptr(),
+            c"step".as_ptr(),
+            c"setpause".as_ptr(),
+            c"setstepmul".as_ptr(),
+            c"isrunning".as_ptr(),
+            c"generational".as_ptr(),
+            c"incremental".as_ptr(),
+            std::ptr::null(),
+        ];
+        let option = ffi::luaL_checkoption(l, 1, c"collect".as_ptr(), options.as_ptr());
+        let params: c_int = match option {
+            5 | 6 => 1,
+            8 => 2,
+            9 => 3,
+            _ => 0,
+        };
+        for arg in 2..2 + params {
+            let value = ffi::luaL_optinteger(l, arg, 0);
+            if value < 0 {
+                ffi::luaL_argerror(l, arg, c"must not be negative".as_ptr());
+            }
+            if option == 9 && arg == 4 && value > MAX_GC_STEPSIZE {
+                ffi::luaL_argerror(l, arg, c"step size must be at most 20".as_ptr());
+            }
+        }
     }
 }

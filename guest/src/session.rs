@@ -23,13 +23,27 @@ pub struct Stats {
     pub instructions: u64,
     pub peak_memory_bytes: u64,
     pub capability_calls: u32,
+    pub output_bytes: u64,
 }
 
-/// The outcome of an eval, with the output captured either way.
+/// How an eval that did not fail ended.
+pub enum Finished {
+    /// The chunk returned: its values as a JSON array.
+    Returned(String),
+    /// The script called an allowed `os.exit` with this status.
+    Exited(i32),
+}
+
+/// The outcome of an eval. Its output has already reached the host.
 pub struct Outcome {
-    pub result: Result<String, Error>,
-    pub output: Vec<String>,
+    pub result: Result<Finished, Error>,
     pub stats: Stats,
+}
+
+/// A global set before an eval.
+pub struct Input {
+    pub name: String,
+    pub value: crate::wit::Value,
 }
 
 /// Everything a session is created with.
@@ -49,7 +63,16 @@ struct Setup<'a> {
     allow: &'a Allow,
     modules: &'a [Module],
     seed: Option<i64>,
+    vm: &'a Vm,
 }
+
+/// The smallest `max-memory-bytes` a session starts with: the standard
+/// library and the sandbox take about 40 KiB.
+pub const MIN_MEMORY_BYTES: u64 = 256 << 10;
+
+/// The smallest `max-string-bytes`: opening the libraries interns strings
+/// of a few hundred bytes.
+pub const MIN_STRING_BYTES: u64 = 1 << 10;
 
 impl Session {
     pub fn create(config: Config) -> Result<Session, String> {
@@ -66,11 +89,29 @@ impl Session {
                 return Err(format!("limit {name} must be greater than zero"));
             }
         }
+        if l.max_memory_bytes < MIN_MEMORY_BYTES {
+            return Err(format!(
+                "max-memory-bytes ({}) is too small: a session needs at least {MIN_MEMORY_BYTES} bytes of Lua heap",
+                l.max_memory_bytes
+            ));
+        }
+        if l.max_string_bytes < MIN_STRING_BYTES {
+            return Err(format!(
+                "max-string-bytes ({}) is too small: the standard library needs strings of at least {MIN_STRING_BYTES} bytes",
+                l.max_string_bytes
+            ));
+        }
         let allow = Allow::new(&config.allow)?;
         for (i, module) in config.modules.iter().enumerate() {
             if module.name.is_empty() || module.name.contains('\0') {
                 return Err(format!(
                     "module name '{}' is empty or contains NUL",
+                    module.name
+                ));
+            }
+            if sandbox::STANDARD_LIBRARIES.contains(&module.name.as_str()) {
+                return Err(format!(
+                    "module '{}' has the name of a standard library, which require already returns; choose another name",
                     module.name
                 ));
             }
@@ -91,6 +132,7 @@ impl Session {
             allow: &allow,
             modules: &config.modules,
             seed: config.deterministic.map(|(_, s)| s),
+            vm: &vm,
         };
         // SAFETY: the state is fresh and `setup` outlives the protected call.
         let status = unsafe {
@@ -101,15 +143,22 @@ impl Session {
             )
         };
         if status != ffi::LUA_OK {
+            if let Some(trip) = vm.tripped() {
+                // Name the limit that was really too small.
+                return Err(match trip.kind {
+                    Kind::StringSize => format!(
+                        "max-string-bytes ({}) is too small to open the Lua libraries and modules",
+                        config.limits.max_string_bytes
+                    ),
+                    _ => format!(
+                        "max-memory-bytes ({}) is too small to open the Lua libraries and modules",
+                        config.limits.max_memory_bytes
+                    ),
+                });
+            }
             // SAFETY: the error value is on top of the live state.
             let msg =
                 unsafe { lua::to_bytes(state, -1) }.unwrap_or(b"error while creating the session");
-            if status == ffi::LUA_ERRMEM {
-                return Err(format!(
-                    "max-memory-bytes ({}) is too small to open the Lua libraries",
-                    config.limits.max_memory_bytes
-                ));
-            }
             return Err(String::from_utf8_lossy(msg).into_owned());
         }
         // SAFETY: the state is live; the hook is installed once setup is done
@@ -118,8 +167,8 @@ impl Session {
         Ok(Session { vm })
     }
 
-    /// Runs one chunk.
-    pub fn eval(&self, code: &str, chunk: &str) -> Outcome {
+    /// Runs one chunk with `inputs` set as globals first.
+    pub fn eval(&self, code: &[u8], chunk: &str, inputs: &[Input]) -> Outcome {
         let vm = &*self.vm;
         let l = vm.state();
         // The heap limit counts garbage not yet collected, so an eval must not
@@ -136,73 +185,170 @@ impl Session {
         let result = unsafe {
             ffi::lua_settop(l, 0);
             limits::arm(l);
-            ffi::lua_pushcfunction(l, message_handler);
-            let name = lua::cstring(&format!("@{chunk}"));
-            let status = ffi::luaL_loadbufferx(
+            let result = self.set_inputs(l, inputs, chunk).and_then(|()| {
+                ffi::lua_pushcfunction(l, message_handler);
+                self.load(l, code, chunk)?;
+                let status = ffi::lua_pcall(l, 0, ffi::LUA_MULTRET, 1);
+                if status != ffi::LUA_OK {
+                    return Err(self.error(l, status, chunk));
+                }
+                if let Some(trip) = vm.tripped() {
+                    // The script caught the trip's error and returned before
+                    // the hook could raise it again.
+                    return Err(self.error_from(trip.kind, trip.message.into_owned(), None, chunk));
+                }
+                let top = ffi::lua_gettop(l);
+                json::encode_values(l, 2, top, "result", &vm.limits)
+                    .map(Finished::Returned)
+                    .map_err(|msg| located(Kind::InvalidValue, msg, None, chunk))
+            });
+            ffi::lua_settop(l, 0);
+            result
+        };
+        let result = match result {
+            Err(Error {
+                kind: Kind::Exit(code),
+                ..
+            }) => Ok(Finished::Exited(code)),
+            other => other,
+        };
+        Outcome {
+            result,
+            stats: Stats {
+                instructions: vm.instructions.get(),
+                peak_memory_bytes: vm.peak_bytes() as u64,
+                capability_calls: vm.capability_calls.get(),
+                output_bytes: vm.output_bytes.get(),
+            },
+        }
+    }
+
+    /// Compiles `code` as `eval` would, without running it.
+    pub fn check(&self, code: &[u8], chunk: &str) -> Result<(), Error> {
+        let vm = &*self.vm;
+        let l = vm.state();
+        vm.begin_eval();
+        // SAFETY: a live state; loading is protected by Lua itself.
+        let result = unsafe {
+            ffi::lua_settop(l, 0);
+            let result = self.load(l, code, chunk);
+            ffi::lua_settop(l, 0);
+            result
+        };
+        vm.clear_trip();
+        result
+    }
+
+    /// Loads `code` as a text chunk, leaving the function on the stack.
+    /// A leading UTF-8 byte-order mark is skipped, and a first line that
+    /// starts with `#` is blanked (its newline kept, so lines keep their
+    /// numbers), as `lua` does for script files.
+    unsafe fn load(&self, l: *mut lua_State, code: &[u8], chunk: &str) -> Result<(), Error> {
+        let code = code.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(code);
+        let code = if code.first() == Some(&b'#') {
+            &code[code.iter().position(|&b| b == b'\n').unwrap_or(code.len())..]
+        } else {
+            code
+        };
+        let name = lua::cstring(&format!("@{chunk}"));
+        // SAFETY: the caller's state is live; loading is protected.
+        let status = unsafe {
+            ffi::luaL_loadbufferx(
                 l,
                 code.as_ptr().cast(),
                 code.len(),
                 name.as_ptr(),
                 c"t".as_ptr(),
-            );
-            let result = if status != ffi::LUA_OK {
-                Err(self.error(l, status, chunk))
-            } else {
-                let status = ffi::lua_pcall(l, 0, ffi::LUA_MULTRET, 1);
-                if status != ffi::LUA_OK {
-                    Err(self.error(l, status, chunk))
-                } else if let Some(trip) = vm.tripped() {
-                    // The script caught the limit's error and returned before
-                    // the hook could raise it again.
-                    Err(self.error_from(trip.kind, trip.message.into_owned(), None, chunk))
-                } else {
-                    let top = ffi::lua_gettop(l);
-                    json::encode_values(l, 2, top, "result", &vm.limits).map_err(|msg| Error {
-                        kind: Kind::InvalidValue,
-                        message: msg,
-                        chunk: chunk.to_owned(),
-                        line: None,
-                        traceback: None,
-                    })
-                }
-            };
-            ffi::lua_settop(l, 0);
-            result
+            )
         };
-        Outcome {
-            result,
-            output: std::mem::take(&mut *vm.output.borrow_mut()),
-            stats: Stats {
-                instructions: vm.instructions.get(),
-                peak_memory_bytes: vm.peak_bytes() as u64,
-                capability_calls: vm.capability_calls.get(),
-            },
+        if status == ffi::LUA_OK {
+            return Ok(());
         }
+        // A failed load is a syntax error (Lua's parser limits included),
+        // unless one of the guest's limits refused memory or a string.
+        let vm = &*self.vm;
+        // SAFETY: the error value is on top.
+        let message = unsafe { error_text(l) };
+        Err(match vm.tripped() {
+            Some(trip) => self.error_from(trip.kind, trip.message.into_owned(), None, chunk),
+            None if status == ffi::LUA_ERRMEM => located(Kind::MemoryLimit, message, None, chunk),
+            None => located(Kind::Syntax, message, None, chunk),
+        })
+    }
+
+    /// Sets each input as a global, in a protected call.
+    unsafe fn set_inputs(
+        &self,
+        l: *mut lua_State,
+        inputs: &[Input],
+        chunk: &str,
+    ) -> Result<(), Error> {
+        if inputs.is_empty() {
+            return Ok(());
+        }
+        for input in inputs {
+            if !capability::is_identifier(&input.name) {
+                return Err(located(
+                    Kind::InvalidValue,
+                    format!("input name '{}' is not a Lua identifier", input.name),
+                    None,
+                    chunk,
+                ));
+            }
+        }
+        let vm = &*self.vm;
+        let mut received = Vec::with_capacity(inputs.len());
+        for input in inputs {
+            match json::Received::parse(input.value.clone()) {
+                Ok(value) => received.push((input.name.as_str(), value)),
+                Err(e) => {
+                    return Err(located(
+                        Kind::InvalidValue,
+                        format!("input '{}' is {e}", input.name),
+                        None,
+                        chunk,
+                    ));
+                }
+            }
+        }
+        let job = Inputs {
+            values: received,
+            max_depth: vm.limits.max_value_depth,
+            error: None,
+        };
+        let mut job = std::mem::ManuallyDrop::new(job);
+        // SAFETY: `job` outlives the protected call; it is dropped here,
+        // after it, whether or not Lua raised.
+        let status =
+            unsafe { lua::protected(l, inputs_entry, (&mut *job as *mut Inputs).cast::<c_void>()) };
+        let job = std::mem::ManuallyDrop::into_inner(job);
+        if status == ffi::LUA_OK {
+            return Ok(());
+        }
+        // SAFETY: the error value is on top.
+        let message = job.error.unwrap_or_else(|| unsafe { error_text(l) });
+        Err(match vm.tripped() {
+            Some(trip) => self.error_from(trip.kind, trip.message.into_owned(), None, chunk),
+            None => located(Kind::InvalidValue, message, None, chunk),
+        })
     }
 
     /// Classifies the error on top of the stack after `status`.
+    /// The kind comes from the guest's own state: a tripped limit, or a
+    /// message the guest itself raised (sandboxed names, capabilities).
+    /// Nothing is read from the text of a script's own error, so no script
+    /// can forge a limit.
     unsafe fn error(&self, l: *mut lua_State, status: c_int, chunk: &str) -> Error {
         let vm = &*self.vm;
-        let message = unsafe { lua::to_bytes(l, -1) }
-            .map(|m| String::from_utf8_lossy(m).into_owned())
-            .unwrap_or_else(|| unsafe { describe_error_object(l) });
+        let message = unsafe { error_text(l) };
         let traceback = vm.traceback.take();
         if let Some(trip) = vm.tripped() {
+            let traceback = traceback.filter(|_| !matches!(trip.kind, Kind::Exit(_)));
             return self.error_from(trip.kind, trip.message.into_owned(), traceback, chunk);
         }
         let kind = match status {
-            ffi::LUA_ERRSYNTAX => Kind::Syntax,
             ffi::LUA_ERRMEM => Kind::MemoryLimit,
-            _ => match vm.tagged_kind(message.as_bytes()) {
-                Some(kind) => kind,
-                None if message.ends_with("stack overflow") => Kind::CallDepth,
-                None => Kind::Runtime,
-            },
-        };
-        let traceback = if kind == Kind::Syntax {
-            None
-        } else {
-            traceback
+            _ => vm.tagged_kind(message.as_bytes()).unwrap_or(Kind::Runtime),
         };
         self.error_from(kind, message, traceback, chunk)
     }
@@ -279,7 +425,11 @@ unsafe extern "C-unwind" fn setup_entry(l: *mut lua_State) -> c_int {
     unsafe {
         let setup = &*(ffi::lua_touserdata(l, 1) as *const Setup);
         ffi::lua_settop(l, 0);
-        sandbox::open(l, setup.allow, setup.modules, setup.seed);
+        let Some(stdout) = setup.vm.stdout.get() else {
+            lua::push_bytes(l, b"the output stream is not open");
+            ffi::lua_error(l);
+        };
+        sandbox::open(l, setup.allow, setup.modules, setup.seed, stdout);
         capability::install(l);
         0
     }
@@ -302,53 +452,49 @@ unsafe extern "C-unwind" fn message_handler(l: *mut lua_State) -> c_int {
         ffi::luaL_traceback(l, l, std::ptr::null(), 1);
         let vm = Vm::from_state(l);
         let tb = lua::to_bytes(l, -1).map(|t| String::from_utf8_lossy(t).into_owned());
+        // Moved into the Vm before anything else can raise.
         vm.traceback.replace(tb);
         ffi::lua_settop(l, 1);
         1
     }
 }
 
-/// Parses `code` without running it, in a throw-away state.
-pub fn check(code: &str, chunk: &str) -> Result<(), Error> {
-    let limits = Limits {
-        max_instructions: u64::MAX,
-        max_call_depth: u32::MAX,
-        max_string_bytes: u64::MAX,
-        max_memory_bytes: 256 << 20,
-        max_output_bytes: 0,
-        max_value_depth: 1,
-    };
-    let Some(vm) = Vm::new(limits, Vec::new(), None) else {
-        return Err(located(
-            Kind::MemoryLimit,
-            "not enough memory".to_owned(),
-            None,
-            chunk,
-        ));
-    };
-    let l = vm.state();
-    let name = lua::cstring(&format!("@{chunk}"));
-    // SAFETY: a fresh state; loading is protected by Lua itself.
+/// The error value on top of the stack as text (without converting it in
+/// place), or `lua.c`'s description of a value that is not a string.
+unsafe fn error_text(l: *mut lua_State) -> String {
     unsafe {
-        let status = ffi::luaL_loadbufferx(
-            l,
-            code.as_ptr().cast(),
-            code.len(),
-            name.as_ptr(),
-            c"t".as_ptr(),
-        );
-        if status == ffi::LUA_OK {
-            return Ok(());
+        match lua::string_bytes(l, -1) {
+            Some(m) => String::from_utf8_lossy(m).into_owned(),
+            None if ffi::lua_type(l, -1) == ffi::LUA_TNUMBER => lua::to_bytes(l, -1)
+                .map(|m| String::from_utf8_lossy(m).into_owned())
+                .unwrap_or_default(),
+            None => describe_error_object(l),
         }
-        let message = lua::to_bytes(l, -1)
-            .map(|m| String::from_utf8_lossy(m).into_owned())
-            .unwrap_or_default();
-        let kind = if status == ffi::LUA_ERRMEM {
-            Kind::MemoryLimit
-        } else {
-            Kind::Syntax
-        };
-        Err(located(kind, message, None, chunk))
+    }
+}
+
+/// The inputs of one eval, handed to the protected call that sets them.
+struct Inputs<'a> {
+    values: Vec<(&'a str, json::Received)>,
+    max_depth: u32,
+    /// A conversion refused (too deep), reported as the eval's error.
+    error: Option<String>,
+}
+
+unsafe extern "C-unwind" fn inputs_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        let job = &mut *(ffi::lua_touserdata(l, 1) as *mut Inputs);
+        ffi::lua_settop(l, 0);
+        ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, ffi::LUA_RIDX_GLOBALS);
+        for (name, value) in &job.values {
+            if let Err(e) = json::push_received(l, value, job.max_depth) {
+                job.error = Some(format!("input '{name}' {e}"));
+                ffi::lua_pushnil(l);
+                ffi::lua_error(l);
+            }
+            lua::set_field(l, 1, name);
+        }
+        0
     }
 }
 

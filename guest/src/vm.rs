@@ -1,6 +1,6 @@
 //! One Lua state and everything the guest tracks about it: the allocator
-//! (heap and string limits), per-eval counters, captured output and the
-//! first limit that tripped.
+//! (heap and string limits), per-eval counters, the output stream's count
+//! and the first limit that tripped.
 //!
 //! The `Vm` is the allocator's user data, so every C function reaches it from
 //! its `lua_State` with [`Vm::from_state`]. All mutable fields are `Cell` or
@@ -9,7 +9,7 @@
 
 use std::alloc::{Layout, alloc, dealloc, realloc};
 use std::borrow::Cow;
-use std::cell::{Cell, RefCell};
+use std::cell::{Cell, RefCell, UnsafeCell};
 use std::ffi::{c_int, c_void};
 use std::ptr;
 
@@ -22,7 +22,8 @@ const ALIGN: usize = 8;
 /// terminating NUL), so that the string limit counts characters.
 const STRING_OVERHEAD: usize = 32;
 
-/// Why an eval or check failed; mirrors the WIT `error-kind`.
+/// Why an eval or check stopped; the WIT `error-kind`, plus `Exit` for an
+/// allowed `os.exit`, which ends the eval like a limit but is a success.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Syntax,
@@ -35,6 +36,8 @@ pub enum Kind {
     StringSize,
     OutputLimit,
     InvalidValue,
+    /// `os.exit(code)`, when allowed.
+    Exit(i32),
 }
 
 /// The guest's deterministic limits; mirrors the WIT `limits` record.
@@ -74,7 +77,6 @@ pub struct Vm {
     used: Cell<usize>,
     peak: Cell<usize>,
     pub instructions: Cell<u64>,
-    pub output: RefCell<Vec<String>>,
     pub output_bytes: Cell<u64>,
     pub capability_calls: Cell<u32>,
     trip: RefCell<Option<Trip>>,
@@ -84,6 +86,17 @@ pub struct Vm {
     tagged: RefCell<Option<(Vec<u8>, Kind)>>,
     /// Traceback captured by the message handler for the current error.
     pub traceback: RefCell<Option<String>>,
+    /// Owned bytes that are being pushed onto the Lua stack. A push can raise
+    /// a memory error, which unwinds without running Rust destructors, so
+    /// anything that owns heap memory while Lua may raise lives here: the
+    /// next [`Vm::stash`] or eval frees it.
+    scratch: UnsafeCell<Vec<u8>>,
+    /// A capability's reply while it is converted to Lua values, for the
+    /// same reason.
+    pub reply: UnsafeCell<Option<crate::json::Received>>,
+    /// The C stream behind `io.stdout` (see `output`), opened once the Vm
+    /// has its address; closed after the state.
+    pub stdout: std::cell::OnceCell<crate::output::Stdout>,
 }
 
 impl Vm {
@@ -103,12 +116,14 @@ impl Vm {
             used: Cell::new(0),
             peak: Cell::new(0),
             instructions: Cell::new(0),
-            output: RefCell::new(Vec::new()),
             output_bytes: Cell::new(0),
             capability_calls: Cell::new(0),
             trip: RefCell::new(None),
             tagged: RefCell::new(None),
             traceback: RefCell::new(None),
+            scratch: UnsafeCell::new(Vec::new()),
+            reply: UnsafeCell::new(None),
+            stdout: std::cell::OnceCell::new(),
         });
         // SAFETY: the Box gives the Vm a stable address that outlives the
         // state: `Drop` closes the state before the Box is freed.
@@ -118,6 +133,8 @@ impl Vm {
             return None;
         }
         vm.state.set(state);
+        let stdout = crate::output::Stdout::open(&vm)?;
+        let _ = vm.stdout.set(stdout);
         Some(vm)
     }
 
@@ -141,13 +158,55 @@ impl Vm {
     /// Clears the per-eval counters before an eval.
     pub fn begin_eval(&self) {
         self.instructions.set(0);
-        self.output.borrow_mut().clear();
         self.output_bytes.set(0);
         self.capability_calls.set(0);
         self.trip.replace(None);
         self.tagged.replace(None);
         self.traceback.replace(None);
         self.peak.set(self.used.get());
+        if let Some(stdout) = self.stdout.get() {
+            stdout.reset();
+        }
+        // SAFETY: no push from the scratch or reply slots is in progress
+        // between evals.
+        unsafe {
+            *self.scratch.get() = Vec::new();
+            *self.reply.get() = None;
+        }
+    }
+
+    /// Pushes `bytes` as a Lua string, keeping them owned by the Vm while Lua
+    /// may raise (see `scratch`).
+    ///
+    /// # Safety
+    /// `l` is a live thread of this Vm's state with a free stack slot. May
+    /// raise a memory error.
+    pub unsafe fn push_owned(&self, l: *mut lua_State, bytes: impl Into<Vec<u8>>) {
+        unsafe {
+            let slot = self.scratch.get();
+            *slot = bytes.into();
+            let (ptr, len) = ((*slot).as_ptr(), (*slot).len());
+            ffi::lua_pushlstring(l, ptr.cast(), len);
+            *slot = Vec::new();
+        }
+    }
+
+    /// Pushes the tripped limit's message. Returns `false` (pushing nothing)
+    /// when no limit has tripped.
+    ///
+    /// # Safety
+    /// `l` is a live thread of this Vm's state with a free stack slot. May
+    /// raise a memory error.
+    pub unsafe fn push_trip(&self, l: *mut lua_State) -> bool {
+        // The message is read through a pointer so that no borrow of the
+        // `RefCell` is held while Lua may raise; a trip is set once per eval
+        // and not changed until the next one.
+        let (ptr, len) = match &*self.trip.borrow() {
+            Some(trip) => (trip.message.as_ptr(), trip.message.len()),
+            None => return false,
+        };
+        unsafe { ffi::lua_pushlstring(l, ptr.cast(), len) };
+        true
     }
 
     /// Bytes the Lua heap holds now.
@@ -160,15 +219,37 @@ impl Vm {
         self.peak.get()
     }
 
-    /// Records a tripped limit unless one already tripped.
+    /// Records a tripped limit unless one already tripped, and makes the
+    /// main thread's count hook run on its next instruction, so that the
+    /// script stops at once wherever the trip was caught.
     pub fn trip(&self, kind: Kind, message: impl Into<Cow<'static, str>>) {
-        let mut trip = self.trip.borrow_mut();
-        if trip.is_none() {
+        {
+            let mut trip = self.trip.borrow_mut();
+            if trip.is_some() {
+                return;
+            }
             *trip = Some(Trip {
                 kind,
                 message: message.into(),
             });
         }
+        let state = self.state.get();
+        if !state.is_null() {
+            // SAFETY: `lua_sethook` only sets fields of the thread and its
+            // call frames; it neither allocates nor raises, so it is safe in
+            // the middle of any Lua operation, the allocator included.
+            unsafe { crate::limits::arm_tripped(state) };
+        }
+    }
+
+    /// Whether a limit (or an allowed `os.exit`) has ended this eval.
+    pub fn has_tripped(&self) -> bool {
+        self.trip.borrow().is_some()
+    }
+
+    /// Clears a trip recorded outside an eval (by `check`).
+    pub fn clear_trip(&self) {
+        self.trip.replace(None);
     }
 
     /// The limit that tripped in this eval, if any.

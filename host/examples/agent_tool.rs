@@ -70,7 +70,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     // 4. What the model saw, checked.
     let (first, first_result) = &results[0];
     let out = first.as_ref().map_err(|e| e.to_string())?;
-    assert_eq!(out.output, ["visits:\t2"]);
+    assert_eq!(out.output, "visits:\t2\n");
     assert_eq!(
         out.values,
         [json!({ "name": "Ada Lovelace", "last_visit": "2024-06-11" })]

@@ -1,10 +1,16 @@
 //! The one `bindgen!` over wit/. Generated types never leave the crate: the
 //! public API converts at the edge (see `session.rs` and `error.rs`).
+//!
+//! Capability calls are async on the host (they may await I/O); writing
+//! output is a plain synchronous call, cheap enough to make per `print`.
 
 wasmtime::component::bindgen!({
     world: "guest",
     path: "../wit",
-    imports: { default: async },
+    imports: {
+        "moonbox:sandbox/capabilities.call": async,
+        "moonbox:sandbox/capabilities.call-many": async,
+    },
     exports: { default: async },
 });
 

@@ -130,10 +130,14 @@ tuple_args!(4; A 1, B 2, C 3, D 4);
 tuple_args!(5; A 1, B 2, C 3, D 4, E 5);
 tuple_args!(6; A 1, B 2, C 3, D 4, E 5, F 6);
 
-type Reply = Result<Value, CapabilityError>;
+/// A capability's reply: one JSON value as text, at most the call's byte
+/// bound long.
+pub(crate) type Reply = Result<String, CapabilityError>;
 type BoxFuture = Pin<Box<dyn Future<Output = Reply> + Send>>;
-type SyncFn<T> = dyn Fn(&T, Vec<Value>) -> Reply + Send + Sync;
-type AsyncFn<T> = dyn Fn(Arc<T>, Vec<Value>) -> BoxFuture + Send + Sync;
+/// A handler: the context, the arguments, and the most bytes of JSON the
+/// reply may take.
+pub(crate) type SyncFn<T> = dyn Fn(&T, Vec<Value>, usize) -> Reply + Send + Sync;
+type AsyncFn<T> = dyn Fn(Arc<T>, Vec<Value>, usize) -> BoxFuture + Send + Sync;
 
 enum Handler<T> {
     /// Runs on the calling task; must not block.
@@ -233,8 +237,10 @@ impl<T> Capability<T> {
 
 impl<T: Send + Sync + 'static> Capability<T> {
     /// A capability that runs inline on the eval's task. Use it for cheap,
-    /// non-blocking work: a blocking handler stalls the runtime thread and the
-    /// eval's timeout cannot interrupt it (use [`Capability::blocking`]).
+    /// non-blocking work that finishes in microseconds: it cannot be
+    /// abandoned, so a slow handler holds the eval past its timeout and
+    /// stalls the runtime thread (use [`Capability::blocking`] or
+    /// [`Capability::new`] for anything slow).
     pub fn sync<A, R, E, F>(name: impl Into<String>, f: F) -> Self
     where
         A: Args,
@@ -252,8 +258,9 @@ impl<T: Send + Sync + 'static> Capability<T> {
 
     /// A capability that may block (file I/O, a blocking client). It runs on
     /// tokio's blocking pool; if it outlives the eval's timeout the eval
-    /// ends with [`ErrorKind::Timeout`](crate::ErrorKind::Timeout) and the
-    /// call is left to finish in the background.
+    /// ends with [`ErrorKind::Timeout`](crate::ErrorKind::Timeout) at the
+    /// deadline and the call is left to finish in the background, its
+    /// result dropped.
     pub fn blocking<A, R, E, F>(name: impl Into<String>, f: F) -> Self
     where
         A: Args,
@@ -269,7 +276,9 @@ impl<T: Send + Sync + 'static> Capability<T> {
         )
     }
 
-    /// An async capability. The eval's timeout covers the time it spends.
+    /// An async capability. The eval's timeout covers the time it spends: at
+    /// the deadline its future is dropped and the eval ends with
+    /// [`ErrorKind::Timeout`](crate::ErrorKind::Timeout).
     pub fn new<A, R, E, F, Fut>(name: impl Into<String>, f: F) -> Self
     where
         A: Args,
@@ -279,12 +288,12 @@ impl<T: Send + Sync + 'static> Capability<T> {
         Fut: Future<Output = Result<R, E>> + Send + 'static,
     {
         let f = Arc::new(f);
-        let handler = move |ctx: Arc<T>, values: Vec<Value>| -> BoxFuture {
+        let handler = move |ctx: Arc<T>, values: Vec<Value>, max: usize| -> BoxFuture {
             let args = A::from_values(values);
             let f = f.clone();
             Box::pin(async move {
                 let result = f(ctx, args?).await.map_err(Into::into)?;
-                to_value(result)
+                to_json(&result, max)
             })
         };
         Self::make(
@@ -293,6 +302,17 @@ impl<T: Send + Sync + 'static> Capability<T> {
             A::MAX_ARGS,
             Handler::Async(Arc::new(handler)),
         )
+    }
+
+    /// A capability whose handler produces JSON text itself, bounded by the
+    /// byte limit it is given (used by [`Records`](crate::Records)).
+    pub(crate) fn raw(
+        name: impl Into<String>,
+        min_args: u32,
+        max_args: u32,
+        handler: Arc<SyncFn<T>>,
+    ) -> Self {
+        Self::make(name, min_args, max_args, Handler::Inline(handler))
     }
 
     fn make(name: impl Into<String>, min_args: u32, max_args: u32, handler: Handler<T>) -> Self {
@@ -305,8 +325,15 @@ impl<T: Send + Sync + 'static> Capability<T> {
         }
     }
 
-    /// Runs the handler. Panics become errors; the host stays up.
-    pub(crate) async fn invoke(&self, ctx: &Arc<T>, mut values: Vec<Value>) -> Reply {
+    /// Runs the handler. Panics become errors; the host stays up. A reply
+    /// longer than `max_reply` bytes of JSON is refused while it is being
+    /// written, before it is complete.
+    pub(crate) async fn invoke(
+        &self,
+        ctx: &Arc<T>,
+        mut values: Vec<Value>,
+        max_reply: usize,
+    ) -> Reply {
         let max = self.max_args as usize;
         if values.len() > max {
             return Err(CapabilityError::new(format!(
@@ -316,16 +343,16 @@ impl<T: Send + Sync + 'static> Capability<T> {
         }
         values.resize(max, Value::Null);
         match &self.handler {
-            Handler::Inline(f) => catch_unwind(AssertUnwindSafe(|| f(ctx, values)))
+            Handler::Inline(f) => catch_unwind(AssertUnwindSafe(|| f(ctx, values, max_reply)))
                 .unwrap_or_else(|_| Err(panicked())),
             Handler::Blocking(f) => {
                 let (f, ctx) = (f.clone(), ctx.clone());
-                match tokio::task::spawn_blocking(move || f(&ctx, values)).await {
+                match tokio::task::spawn_blocking(move || f(&ctx, values, max_reply)).await {
                     Ok(reply) => reply,
                     Err(_) => Err(panicked()),
                 }
             }
-            Handler::Async(f) => CatchUnwind(f(ctx.clone(), values)).await,
+            Handler::Async(f) => CatchUnwind(f(ctx.clone(), values, max_reply)).await,
         }
     }
 }
@@ -334,21 +361,65 @@ fn panicked() -> CapabilityError {
     CapabilityError::new("the capability failed inside the host (it panicked)")
 }
 
-fn to_value<R: Serialize>(result: R) -> Reply {
-    serde_json::to_value(result)
-        .map_err(|e| CapabilityError::new(format!("cannot convert the result to JSON: {e}")))
+/// Serialises a result to JSON text, stopping as soon as it passes `max`
+/// bytes: an oversized reply is refused without being built.
+pub(crate) fn to_json<R: Serialize + ?Sized>(result: &R, max: usize) -> Reply {
+    let mut out = Bounded {
+        bytes: Vec::new(),
+        max,
+        over: false,
+    };
+    match serde_json::to_writer(&mut out, result) {
+        Ok(()) => String::from_utf8(out.bytes)
+            .map_err(|_| CapabilityError::new("the result is not valid UTF-8 JSON")),
+        Err(_) if out.over => Err(too_large(max)),
+        Err(e) => Err(CapabilityError::new(format!(
+            "cannot convert the result to JSON: {e}"
+        ))),
+    }
 }
 
-fn typed_sync<T, A, R, E, F>(f: F) -> impl Fn(&T, Vec<Value>) -> Reply + Send + Sync + 'static
+/// The error for a reply past the byte bound.
+pub(crate) fn too_large(max: usize) -> CapabilityError {
+    CapabilityError::new(format!(
+        "the result is more than {max} bytes of JSON, the sandbox's memory limit; return less data"
+    ))
+}
+
+/// A writer that refuses to grow past `max` bytes.
+struct Bounded {
+    bytes: Vec<u8>,
+    max: usize,
+    over: bool,
+}
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len().saturating_add(buf.len()) > self.max {
+            self.over = true;
+            return Err(std::io::Error::other("the reply is too large"));
+        }
+        self.bytes.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn typed_sync<T, A, R, E, F>(
+    f: F,
+) -> impl Fn(&T, Vec<Value>, usize) -> Reply + Send + Sync + 'static
 where
     A: Args,
     R: Serialize,
     E: Into<CapabilityError>,
     F: Fn(&T, A) -> Result<R, E> + Send + Sync + 'static,
 {
-    move |ctx: &T, values: Vec<Value>| {
+    move |ctx: &T, values: Vec<Value>, max: usize| {
         let args = A::from_values(values)?;
-        to_value(f(ctx, args).map_err(Into::into)?)
+        to_json(&f(ctx, args).map_err(Into::into)?, max)
     }
 }
 
@@ -411,8 +482,23 @@ mod tests {
         let cap = Capability::<()>::sync("boom", |_, (): ()| -> Result<(), CapabilityError> {
             panic!("secret")
         });
-        let err = cap.invoke(&Arc::new(()), vec![]).await.unwrap_err();
+        let err = cap
+            .invoke(&Arc::new(()), vec![], 1 << 20)
+            .await
+            .unwrap_err();
         assert!(err.message().contains("panicked"));
         assert!(!err.message().contains("secret"));
+    }
+
+    #[test]
+    fn an_oversized_reply_is_refused_while_it_is_written() {
+        let big = vec!["x".repeat(1000); 1000];
+        let err = to_json(&big, 10_000).unwrap_err();
+        assert!(
+            err.message().contains("more than 10000 bytes"),
+            "{}",
+            err.message()
+        );
+        assert_eq!(to_json(&json!([1, "a"]), 100).unwrap(), r#"[1,"a"]"#);
     }
 }

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::outcome::Stats;
+use crate::outcome::{Output, Stats};
 
 /// Why an eval failed.
 ///
@@ -103,7 +103,9 @@ impl fmt::Display for ErrorKind {
 
 /// A script's failure, as a model should see it.
 ///
-/// `Display` is one line without ANSI codes or backtraces:
+/// `Display` is one line without ANSI codes or backtraces (line breaks
+/// become spaces, and every other control or line-separator character is
+/// escaped, so a script cannot forge a second line on a terminal):
 /// `error[runtime]: main.lua:3: attempt to index a nil value (global 'nope')`.
 /// The alternate form (`{:#}`) adds the traceback. The `Serialize` form is the
 /// JSON for logs, UIs and tool results.
@@ -134,8 +136,9 @@ pub struct EvalError {
     pub line: Option<u32>,
     /// The Lua traceback, for errors raised while running.
     pub traceback: Option<String>,
-    /// What the script printed before it failed.
-    pub output: Vec<String>,
+    /// Everything the script wrote before it failed, byte for byte, whatever
+    /// stopped it.
+    pub output: Output,
     /// What the eval cost up to the failure.
     pub stats: Stats,
 }
@@ -153,7 +156,7 @@ impl EvalError {
             chunk: chunk.to_owned(),
             line: None,
             traceback: None,
-            output: Vec::new(),
+            output: Output::default(),
             stats,
         }
     }
@@ -177,19 +180,37 @@ impl fmt::Display for EvalError {
 
 impl std::error::Error for EvalError {}
 
-/// Collapses line breaks (and the indentation after them) into single spaces.
-fn one_line(s: &str) -> String {
+/// Collapses `\n` line breaks (and the indentation after them) into single
+/// spaces, and escapes every other character that could move a terminal's
+/// cursor or start a new line: C0 and C1 controls (carriage return, escape,
+/// form feed, NEL...), DEL, the Unicode line and paragraph separators, and
+/// the bidirectional overrides.
+pub(crate) fn one_line(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut lines = s
-        .lines()
-        .map(str::trim_end)
-        .filter(|l| !l.trim().is_empty());
+        .split('\n')
+        .map(|l| l.trim_end_matches([' ', '\t']))
+        .filter(|l| !l.trim_matches([' ', '\t']).is_empty());
+    let mut push = |line: &str| {
+        for c in line.chars() {
+            match c {
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if c.is_control()
+                    || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') =>
+                {
+                    let _ = fmt::Write::write_fmt(&mut out, format_args!("\\u{{{:x}}}", c as u32));
+                }
+                c => out.push(c),
+            }
+        }
+    };
     if let Some(first) = lines.next() {
-        out.push_str(first);
+        push(first);
     }
     for line in lines {
-        out.push(' ');
-        out.push_str(line.trim_start());
+        push(" ");
+        push(line.trim_start_matches([' ', '\t']));
     }
     out
 }
@@ -222,7 +243,7 @@ mod tests {
             chunk: "main.lua".into(),
             line: Some(1),
             traceback: Some("stack traceback:\n\t[C]: in ?".into()),
-            output: vec![],
+            output: Output::default(),
             stats: Stats::default(),
         };
         assert_eq!(
@@ -230,6 +251,18 @@ mod tests {
             "error[runtime]: main.lua:1: module 'x' not found: no field package.preload['x']"
         );
         assert!(format!("{err:#}").ends_with("stack traceback:\n\t[C]: in ?"));
+    }
+
+    #[test]
+    fn one_line_escapes_what_could_forge_a_terminal_line() {
+        let forged = "main.lua:1: x\r\u{1b}[2Kerror[ok]: fine\u{c}\u{85}\u{2028}\u{202e}\u{7f}";
+        let line = one_line(forged);
+        assert_eq!(
+            line,
+            "main.lua:1: x\\r\\u{1b}[2Kerror[ok]: fine\\u{c}\\u{85}\\u{2028}\\u{202e}\\u{7f}"
+        );
+        assert!(!line.chars().any(|c| c.is_control()));
+        assert_eq!(one_line("a\n\tb\n\n  c"), "a b c");
     }
 
     #[test]

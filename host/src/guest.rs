@@ -9,7 +9,7 @@
 
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use wasmtime::component::Component;
@@ -34,7 +34,9 @@ pub(crate) struct Shared {
     pub(crate) component: Component,
 }
 
-static SHARED: OnceLock<Result<Arc<Shared>, String>> = OnceLock::new();
+/// The engine once it has been built. A failed build is not remembered:
+/// the next sandbox tries again and reports its own error.
+static SHARED: Mutex<Option<Arc<Shared>>> = Mutex::new(None);
 
 /// Engine settings chosen by the first sandbox of the process.
 #[derive(Clone, Debug, Default)]
@@ -46,10 +48,15 @@ pub(crate) struct EngineOptions {
 /// Returns the process-wide engine and component, compiling (or loading from
 /// the cache) on first use. The options of the first call win.
 pub(crate) fn shared(options: &EngineOptions) -> Result<Arc<Shared>, Error> {
-    SHARED
-        .get_or_init(|| load(options).map(Arc::new))
-        .clone()
-        .map_err(Error::Engine)
+    let mut shared = SHARED
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if let Some(existing) = &*shared {
+        return Ok(existing.clone());
+    }
+    let built = Arc::new(load(options).map_err(Error::Engine)?);
+    *shared = Some(built.clone());
+    Ok(built)
 }
 
 fn engine(pooling: bool) -> Result<Engine, String> {
@@ -65,14 +72,15 @@ fn engine(pooling: bool) -> Result<Engine, String> {
         ));
     }
     let engine = Engine::new(&config).map_err(|e| format!("cannot configure wasmtime: {e}"))?;
-    start_ticker(&engine);
+    start_ticker(&engine)?;
     Ok(engine)
 }
 
 /// One thread per engine advances the epoch; it stops when the engine is gone.
-fn start_ticker(engine: &Engine) {
+/// Without it no timeout could fire, so failing to start it is an error.
+fn start_ticker(engine: &Engine) -> Result<(), String> {
     let weak = engine.weak();
-    let spawned = std::thread::Builder::new()
+    std::thread::Builder::new()
         .name("moonbox-epoch".into())
         .spawn(move || {
             while let Some(engine) = weak.upgrade() {
@@ -80,11 +88,9 @@ fn start_ticker(engine: &Engine) {
                 drop(engine);
                 std::thread::sleep(EPOCH_TICK);
             }
-        });
-    // Without the ticker, timeouts could not fire: better to know now.
-    if let Err(e) = spawned {
-        eprintln!("moonbox: cannot start the epoch thread: {e}");
-    }
+        })
+        .map(drop)
+        .map_err(|e| format!("cannot start the epoch thread that enforces timeouts: {e}"))
 }
 
 fn load(options: &EngineOptions) -> Result<Shared, String> {

@@ -1,5 +1,6 @@
-//! The store's host state: WASI that grants nothing, the memory limiter, and
-//! capability dispatch for the guest's `capabilities.call` import.
+//! The store's host state: WASI that grants nothing, the memory limiter, the
+//! output stream, and capability dispatch for the guest's `capabilities`
+//! import.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -11,13 +12,19 @@ use wasmtime_wasi::{
     HostMonotonicClock, HostWallClock, ResourceTable, WasiCtx, WasiCtxView, WasiView,
 };
 
-use crate::bindings::moonbox::sandbox::capabilities;
+use crate::bindings::moonbox::sandbox::{capabilities, output};
+use crate::bindings::types::{LogLevel, Value as WitValue};
 use crate::capability::Capability;
+use crate::output::OutputBuffer;
 use crate::sandbox::Determinism;
 
-/// Bytes of guest stdout/stderr kept (the guest never writes there unless a
-/// script is allowed `io.write`; the pipes only keep it from the host's own).
+/// Bytes of guest stdout/stderr kept. The script's output travels through
+/// the `output` import; WASI stdio is reached only by an allowed `io.stderr`,
+/// and the pipes keep it from the host's own streams.
 const STDIO_CAPACITY: usize = 64 << 10;
+
+/// Capability calls of one `call-many` batch run at the same time.
+const MAX_CALLS_IN_FLIGHT: usize = 16;
 
 /// Capabilities by name, shared by every store of a sandbox.
 pub(crate) struct Registry<T> {
@@ -41,6 +48,10 @@ pub(crate) struct HostState<T> {
     pub(crate) deadline: Option<Instant>,
     /// Largest reply a capability may hand the guest, in bytes.
     max_reply_bytes: usize,
+    /// What the current eval has written.
+    pub(crate) output: OutputBuffer,
+    /// Capability calls the current eval has made, counted by the host.
+    pub(crate) capability_calls: u32,
 }
 
 impl<T: Send + Sync + 'static> HostState<T> {
@@ -49,6 +60,7 @@ impl<T: Send + Sync + 'static> HostState<T> {
         ctx: Option<Arc<T>>,
         wasm_memory: u64,
         max_reply_bytes: u64,
+        max_output_bytes: u64,
         determinism: Option<Determinism>,
     ) -> Self {
         let mut wasi = WasiCtx::builder();
@@ -77,6 +89,8 @@ impl<T: Send + Sync + 'static> HostState<T> {
             ctx,
             deadline: None,
             max_reply_bytes: usize::try_from(max_reply_bytes).unwrap_or(usize::MAX),
+            output: OutputBuffer::new(max_output_bytes),
+            capability_calls: 0,
         }
     }
 }
@@ -92,34 +106,139 @@ impl<T: Send + Sync + 'static> WasiView for HostState<T> {
 
 impl<T> crate::bindings::types::Host for HostState<T> {}
 
+impl<T> output::Host for HostState<T> {
+    fn write(&mut self, bytes: Vec<u8>) {
+        self.output.write(&bytes);
+    }
+
+    fn log(&mut self, _level: LogLevel, _message: String, _fields: String) {
+        // Structured logs are part of the contract for the `log` function
+        // to come; the guest does not send any yet.
+    }
+}
+
 impl<T: Send + Sync + 'static> capabilities::Host for HostState<T> {
-    async fn call(&mut self, name: String, args: String) -> Result<String, String> {
-        let Some(cap) = self.registry.get(&name) else {
+    async fn call(&mut self, name: String, args: Vec<WitValue>) -> Result<WitValue, String> {
+        self.capability_calls = self.capability_calls.saturating_add(1);
+        let Some(cap) = self.registry.get(&name).cloned() else {
             return Err(format!("{name}: no such capability"));
         };
-        let values: Vec<serde_json::Value> = serde_json::from_str(&args)
-            .map_err(|e| format!("{name}: malformed arguments from the guest ({e})"))?;
-        let Some(ctx) = &self.ctx else {
+        let Some(ctx) = self.ctx.clone() else {
             return Err(format!(
                 "{name}: capabilities are unavailable in this instance"
             ));
         };
-        let cap = cap.clone();
-        let reply = cap
-            .invoke(ctx, values)
-            .await
-            .map_err(|e| format!("{name}: {e}"))?;
-        let text = serde_json::to_string(&reply)
-            .map_err(|e| format!("{name}: cannot encode the result ({e})"))?;
-        if text.len() > self.max_reply_bytes {
-            return Err(format!(
-                "{name}: the result is {} bytes of JSON, more than the sandbox's memory limit of {} bytes",
-                text.len(),
-                self.max_reply_bytes
-            ));
-        }
-        Ok(text)
+        dispatch(cap, ctx, args, self.max_reply_bytes).await
     }
+
+    async fn call_many(
+        &mut self,
+        calls: Vec<capabilities::CallRequest>,
+    ) -> Vec<Result<WitValue, String>> {
+        let count = u32::try_from(calls.len()).unwrap_or(u32::MAX);
+        self.capability_calls = self.capability_calls.saturating_add(count);
+        let mut results = Vec::with_capacity(calls.len());
+        let mut calls = calls.into_iter().peekable();
+        while calls.peek().is_some() {
+            let batch: Vec<_> = calls
+                .by_ref()
+                .take(MAX_CALLS_IN_FLIGHT)
+                .map(|call| {
+                    let cap = self.registry.get(&call.name).cloned();
+                    let ctx = self.ctx.clone();
+                    let max = self.max_reply_bytes;
+                    Box::pin(async move {
+                        match (cap, ctx) {
+                            (Some(cap), Some(ctx)) => dispatch(cap, ctx, call.args, max).await,
+                            (None, _) => Err(format!("{}: no such capability", call.name)),
+                            (_, None) => Err(format!(
+                                "{}: capabilities are unavailable in this instance",
+                                call.name
+                            )),
+                        }
+                    })
+                })
+                .collect();
+            results.extend(join_all(batch).await);
+        }
+        results
+    }
+}
+
+/// Runs one capability call: converts the arguments, runs the handler
+/// (bounded by `max_reply` bytes of reply) and converts the reply.
+async fn dispatch<T: Send + Sync + 'static>(
+    cap: Capability<T>,
+    ctx: Arc<T>,
+    args: Vec<WitValue>,
+    max_reply: usize,
+) -> Result<WitValue, String> {
+    let name = cap.name().to_owned();
+    let values = args
+        .into_iter()
+        .map(from_wit)
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{name}: malformed arguments from the guest ({e})"))?;
+    let text = cap
+        .invoke(&ctx, values, max_reply)
+        .await
+        .map_err(|e| format!("{name}: {e}"))?;
+    Ok(to_wit(text))
+}
+
+/// A WIT value as JSON.
+fn from_wit(value: WitValue) -> Result<serde_json::Value, serde_json::Error> {
+    use serde_json::Value;
+    Ok(match value {
+        WitValue::Nil => Value::Null,
+        WitValue::Boolean(b) => Value::Bool(b),
+        WitValue::Integer(i) => Value::from(i),
+        WitValue::Float(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
+        WitValue::Text(s) => Value::String(s),
+        WitValue::Json(text) => serde_json::from_str(&text)?,
+    })
+}
+
+/// A reply's JSON text as a WIT value: a table stays JSON text; a scalar
+/// travels typed.
+fn to_wit(text: String) -> WitValue {
+    use serde_json::Value;
+    if matches!(text.as_bytes().first(), Some(b'[' | b'{')) {
+        return WitValue::Json(text);
+    }
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Null) => WitValue::Nil,
+        Ok(Value::Bool(b)) => WitValue::Boolean(b),
+        Ok(Value::Number(n)) => match n.as_i64() {
+            Some(i) => WitValue::Integer(i),
+            None => WitValue::Float(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Ok(Value::String(s)) => WitValue::Text(s),
+        _ => WitValue::Json(text),
+    }
+}
+
+/// Polls every future to completion; results in input order.
+async fn join_all<F: std::future::Future + Unpin>(mut futures: Vec<F>) -> Vec<F::Output> {
+    let mut results: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (future, slot) in futures.iter_mut().zip(results.iter_mut()) {
+            if slot.is_none() {
+                match std::pin::Pin::new(future).poll(cx) {
+                    std::task::Poll::Ready(out) => *slot = Some(out),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    results.into_iter().flatten().collect()
 }
 
 /// Caps linear memory, tables and instances, and remembers a refusal so a

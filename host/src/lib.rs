@@ -17,7 +17,7 @@
 //!     .build()?;
 //!
 //! let out = sandbox.eval("print(weather.today('Lisbon')) return 6 * 7").await?;
-//! assert_eq!(out.output, ["sunny in Lisbon"]);
+//! assert_eq!(out.output, "sunny in Lisbon\n");
 //! assert_eq!(out.values, [serde_json::json!(42)]);
 //!
 //! let err = sandbox.eval("while true do end").await.unwrap_err();
@@ -66,7 +66,9 @@ mod guest;
 mod host;
 mod limits;
 mod outcome;
+mod output;
 mod records;
+mod report;
 mod sandbox;
 mod session;
 pub mod tool;
@@ -74,8 +76,10 @@ pub mod tool;
 pub use capability::{Args, Capability, CapabilityError};
 pub use error::{Error, ErrorKind, EvalError};
 pub use limits::Limits;
-pub use outcome::{EvalOutput, Stats};
+pub use outcome::{EvalOutput, Output, Stats};
+pub use output::OutputSink;
 pub use records::Records;
+pub use report::{Report, ReportError};
 pub use sandbox::{DEFAULT_CHUNK_NAME, Determinism, Sandbox, SandboxBuilder};
 pub use session::Session;
 

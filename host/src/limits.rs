@@ -84,6 +84,37 @@ pub struct Limits {
     pub wasm_memory: u64,
 }
 
+/// The largest value each limit accepts; [`Limits::validate`] refuses more
+/// with a message that names the limit.
+impl Limits {
+    /// Most [`Limits::max_instructions`]: a trillion, hours of Lua.
+    pub const MAX_MAX_INSTRUCTIONS: u64 = 1_000_000_000_000;
+    /// Most [`Limits::max_call_depth`]: Lua's own stack holds a million
+    /// slots, so deeper is never reached.
+    pub const MAX_MAX_CALL_DEPTH: u32 = 1_000_000;
+    /// Most [`Limits::max_string_bytes`]: 1 GiB.
+    pub const MAX_MAX_STRING_BYTES: u64 = 1 << 30;
+    /// Most [`Limits::memory`]: 1 GiB, so that the linear memory around
+    /// it stays within wasm32's 4 GiB.
+    pub const MAX_MEMORY: u64 = 1 << 30;
+    /// Most [`Limits::max_output_bytes`]: 1 GiB.
+    pub const MAX_MAX_OUTPUT_BYTES: u64 = 1 << 30;
+    /// Most [`Limits::max_value_depth`]: JSON parsers on both sides stop at
+    /// 128 levels.
+    pub const MAX_MAX_VALUE_DEPTH: u32 = 100;
+    /// Most [`Limits::fuel`].
+    pub const MAX_FUEL: u64 = 1 << 60;
+    /// Most [`Limits::timeout`]: one day.
+    pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+    /// Most [`Limits::wasm_memory`]: wasm32's 4 GiB.
+    pub const MAX_WASM_MEMORY: u64 = 4 << 30;
+    /// Least [`Limits::memory`]: what a session needs to start.
+    pub const MIN_MEMORY: u64 = 1 << 20;
+    /// Least [`Limits::max_string_bytes`]: opening the standard library
+    /// interns strings of a few hundred bytes.
+    pub const MIN_MAX_STRING_BYTES: u64 = 1 << 10;
+}
+
 impl Limits {
     /// Default [`Limits::max_instructions`]: ten million, about a tenth of
     /// a second of Lua.
@@ -113,30 +144,70 @@ impl Limits {
         }
     }
 
-    /// Checks that every limit is usable: non-zero, and a linear memory large
-    /// enough for the Lua heap.
+    /// Checks that every limit is usable: non-zero, within its documented
+    /// bound, and a linear memory large enough for the Lua heap. Never
+    /// panics, whatever the values.
     pub(crate) fn validate(&self) -> Result<(), String> {
         let fields = [
-            ("max_instructions", self.max_instructions),
-            ("max_call_depth", u64::from(self.max_call_depth)),
-            ("max_string_bytes", self.max_string_bytes),
-            ("memory", self.memory),
-            ("max_output_bytes", self.max_output_bytes),
-            ("max_value_depth", u64::from(self.max_value_depth)),
-            ("fuel", self.fuel),
+            (
+                "max_instructions",
+                self.max_instructions,
+                1,
+                Self::MAX_MAX_INSTRUCTIONS,
+            ),
+            (
+                "max_call_depth",
+                u64::from(self.max_call_depth),
+                1,
+                u64::from(Self::MAX_MAX_CALL_DEPTH),
+            ),
+            (
+                "max_string_bytes",
+                self.max_string_bytes,
+                Self::MIN_MAX_STRING_BYTES,
+                Self::MAX_MAX_STRING_BYTES,
+            ),
+            ("memory", self.memory, Self::MIN_MEMORY, Self::MAX_MEMORY),
+            (
+                "max_output_bytes",
+                self.max_output_bytes,
+                1,
+                Self::MAX_MAX_OUTPUT_BYTES,
+            ),
+            (
+                "max_value_depth",
+                u64::from(self.max_value_depth),
+                1,
+                u64::from(Self::MAX_MAX_VALUE_DEPTH),
+            ),
+            ("fuel", self.fuel, 1, Self::MAX_FUEL),
         ];
-        for (name, value) in fields {
+        for (name, value, min, max) in fields {
             if value == 0 {
                 return Err(format!("limit {name} must be greater than zero"));
+            }
+            if value < min {
+                return Err(format!("limit {name} must be at least {min}, got {value}"));
+            }
+            if value > max {
+                return Err(format!("limit {name} must be at most {max}, got {value}"));
             }
         }
         if self.timeout.is_zero() {
             return Err("limit timeout must be greater than zero".into());
         }
-        if self.memory < 1 << 20 {
+        if self.timeout > Self::MAX_TIMEOUT {
             return Err(format!(
-                "limit memory must be at least 1 MiB, got {} bytes",
-                self.memory
+                "limit timeout must be at most {} s, got {} s",
+                Self::MAX_TIMEOUT.as_secs(),
+                self.timeout.as_secs()
+            ));
+        }
+        if self.wasm_memory > Self::MAX_WASM_MEMORY {
+            return Err(format!(
+                "limit wasm_memory must be at most {} bytes (4 GiB), got {}",
+                Self::MAX_WASM_MEMORY,
+                self.wasm_memory
             ));
         }
         if self.effective_wasm_memory() < self.memory.saturating_add(4 << 20) {
@@ -211,6 +282,101 @@ mod tests {
         assert_eq!(
             limits.validate(),
             Err("limit timeout must be greater than zero".into())
+        );
+    }
+
+    /// A small xorshift generator: the property test below needs spread,
+    /// not cryptographic quality, and no extra dependency.
+    fn next(state: &mut u64) -> u64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        *state
+    }
+
+    /// Values at and around every boundary, and random ones.
+    fn pick(state: &mut u64) -> u64 {
+        const EDGES: &[u64] = &[
+            0,
+            1,
+            1 << 10,
+            1 << 20,
+            1 << 30,
+            (1 << 30) + 1,
+            4 << 30,
+            1 << 60,
+            (1 << 60) + 1,
+            u64::MAX / 2,
+            u64::MAX - 1,
+            u64::MAX,
+        ];
+        let r = next(state);
+        if r.is_multiple_of(3) {
+            EDGES[(r / 3) as usize % EDGES.len()]
+        } else {
+            next(state) >> (r % 64)
+        }
+    }
+
+    #[test]
+    fn no_limits_value_panics_and_accepted_ones_are_in_bounds() {
+        let mut state = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..200_000 {
+            let limits = Limits {
+                max_instructions: pick(&mut state),
+                max_call_depth: pick(&mut state) as u32,
+                max_string_bytes: pick(&mut state),
+                memory: pick(&mut state),
+                max_output_bytes: pick(&mut state),
+                max_value_depth: pick(&mut state) as u32,
+                fuel: pick(&mut state),
+                timeout: Duration::from_millis(pick(&mut state)),
+                wasm_memory: pick(&mut state),
+            };
+            let verdict = limits.validate();
+            let wasm = limits.effective_wasm_memory();
+            if verdict.is_ok() {
+                assert!(limits.max_instructions <= Limits::MAX_MAX_INSTRUCTIONS);
+                assert!(limits.memory <= Limits::MAX_MEMORY);
+                assert!(limits.timeout <= Limits::MAX_TIMEOUT);
+                assert!(wasm <= Limits::MAX_WASM_MEMORY);
+                assert!(
+                    std::time::Instant::now()
+                        .checked_add(limits.timeout)
+                        .is_some()
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn out_of_range_limits_are_refused_by_name_and_bound() {
+        let limits = Limits {
+            timeout: Duration::from_secs(u64::MAX),
+            ..Limits::default()
+        };
+        assert_eq!(
+            limits.validate(),
+            Err(format!(
+                "limit timeout must be at most 86400 s, got {} s",
+                u64::MAX
+            ))
+        );
+        let limits = Limits {
+            max_value_depth: 101,
+            ..Limits::default()
+        };
+        assert_eq!(
+            limits.validate(),
+            Err("limit max_value_depth must be at most 100, got 101".into())
+        );
+        let limits = Limits {
+            max_string_bytes: 100,
+            ..Limits::default()
+        };
+        assert_eq!(
+            limits.validate(),
+            Err("limit max_string_bytes must be at least 1024, got 100".into())
         );
     }
 

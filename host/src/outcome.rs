@@ -1,6 +1,9 @@
-//! What a successful eval returns.
+//! What an eval produces: its values, its output and what it cost.
 
-use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The result of an eval that finished.
 ///
@@ -8,7 +11,7 @@ use serde::{Deserialize, Serialize};
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// let sandbox = moonbox::Sandbox::builder().build()?;
 /// let out = sandbox.eval("print('hi') return 1, 2.5, {a = true}").await?;
-/// assert_eq!(out.output, ["hi"]);
+/// assert_eq!(out.output, "hi\n");
 /// assert_eq!(out.values, [serde_json::json!(1), serde_json::json!(2.5), serde_json::json!({"a": true})]);
 /// # Ok(()) }
 /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
@@ -16,15 +19,22 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct EvalOutput {
     /// The chunk's return values, converted to JSON (see docs/wit.md for
-    /// the rules).
+    /// the rules). Empty when the script ended with `os.exit`.
     pub values: Vec<serde_json::Value>,
-    /// One entry per `print` call, without the newline.
-    pub output: Vec<String>,
+    /// Everything the script wrote (`print`, `io.write`), byte for byte.
+    pub output: Output,
+    /// The status of an allowed `os.exit` that ended the script, if any.
+    pub exit_code: Option<i32>,
     /// What the eval cost.
     pub stats: Stats,
 }
 
 /// What an eval cost.
+///
+/// The host measures fuel, wall time, output bytes and capability calls on
+/// every stop. Instruction and heap figures come from inside the guest, so
+/// they are absent (`None`) when the host stopped the guest (a timeout, fuel,
+/// a trap), never a misleading zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Stats {
     /// Wasmtime fuel the eval consumed (starting an instance has its own
@@ -32,11 +42,115 @@ pub struct Stats {
     pub fuel_used: u64,
     /// Lua VM instructions, counted in the guest's hook steps (1,000 on
     /// the main thread, 100 in coroutines).
-    pub instructions: u64,
+    pub instructions: Option<u64>,
     /// The most bytes the Lua heap held during the eval.
-    pub peak_memory_bytes: u64,
+    pub peak_memory_bytes: Option<u64>,
     /// Wall-clock time of the eval, in microseconds.
     pub wall_time_us: u64,
     /// Capability calls the script made.
     pub capability_calls: u32,
+    /// Bytes the script wrote.
+    pub output_bytes: u64,
+}
+
+/// The bytes a script wrote, exactly as it wrote them.
+///
+/// Lua strings are bytes, so output need not be UTF-8. [`Output::as_bytes`]
+/// is exact; [`Output::to_str_lossy`] replaces invalid sequences with
+/// U+FFFD, and so does the serde form (a JSON string). The
+/// [`Report`](crate::Report) adds the exact bytes in base64 when they are not
+/// UTF-8.
+///
+/// ```
+/// let out = moonbox::Output::from(b"caf\xc3\xa9\n".to_vec());
+/// assert_eq!(out, "café\n");
+/// assert_eq!(out.as_bytes().len(), 6);
+/// ```
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
+pub struct Output(Vec<u8>);
+
+impl Output {
+    /// The bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    /// The bytes, owned.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.0
+    }
+
+    /// The output as text, with invalid UTF-8 replaced by U+FFFD.
+    pub fn to_str_lossy(&self) -> Cow<'_, str> {
+        String::from_utf8_lossy(&self.0)
+    }
+
+    /// Whether the output is valid UTF-8 (so the lossy form is exact).
+    pub fn is_utf8(&self) -> bool {
+        std::str::from_utf8(&self.0).is_ok()
+    }
+
+    /// Number of bytes.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether nothing was written.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl From<Vec<u8>> for Output {
+    fn from(bytes: Vec<u8>) -> Self {
+        Output(bytes)
+    }
+}
+
+impl From<&str> for Output {
+    fn from(text: &str) -> Self {
+        Output(text.as_bytes().to_vec())
+    }
+}
+
+impl AsRef<[u8]> for Output {
+    fn as_ref(&self) -> &[u8] {
+        &self.0
+    }
+}
+
+impl PartialEq<str> for Output {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other.as_bytes()
+    }
+}
+
+impl PartialEq<&str> for Output {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == other.as_bytes()
+    }
+}
+
+impl fmt::Debug for Output {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.to_str_lossy(), f)
+    }
+}
+
+impl fmt::Display for Output {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_str_lossy())
+    }
+}
+
+impl Serialize for Output {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_str_lossy())
+    }
+}
+
+impl<'de> Deserialize<'de> for Output {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        String::deserialize(d).map(|s| Output(s.into_bytes()))
+    }
 }

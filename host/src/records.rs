@@ -1,10 +1,12 @@
 //! `records.get`: the worked example of a capability, over a JSON map.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
-use crate::capability::{Capability, CapabilityError};
+use crate::capability::{self, Args, Capability};
 use crate::error::Error;
 
 /// A read-only store of JSON records by id, offered to Lua as
@@ -25,9 +27,13 @@ use crate::error::Error;
 /// # Ok(()) }
 /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 /// ```
+///
+/// Records are kept as their JSON text, so memory stays close to the size of
+/// the source, and a lookup copies one record's text (refused, without
+/// copying, when it is larger than the sandbox's memory limit).
 #[derive(Clone, Debug, Default)]
 pub struct Records {
-    records: Arc<Map<String, Value>>,
+    records: Arc<HashMap<String, Box<RawValue>>>,
 }
 
 impl Records {
@@ -36,21 +42,37 @@ impl Records {
     /// # Errors
     /// [`Error::Config`] when the text is not JSON or not an object.
     pub fn from_json(text: &str) -> Result<Self, Error> {
-        let value: Value = serde_json::from_str(text)
-            .map_err(|e| Error::Config(format!("records are not valid JSON: {e}")))?;
-        match value {
-            Value::Object(records) => Ok(Records {
+        match serde_json::from_str::<HashMap<String, Box<RawValue>>>(text) {
+            Ok(records) => Ok(Records {
                 records: Arc::new(records),
             }),
-            other => Err(Error::Config(format!(
-                "records must be a JSON object mapping ids to records, not {}",
-                json_type(&other)
-            ))),
+            Err(e) => {
+                // Say what the document is when it is valid JSON of another
+                // shape.
+                let shape = serde_json::from_str::<Value>(text)
+                    .ok()
+                    .filter(|v| !v.is_object())
+                    .map(|v| json_type(&v));
+                Err(Error::Config(match shape {
+                    Some(kind) => {
+                        format!("records must be a JSON object mapping ids to records, not {kind}")
+                    }
+                    None => format!("records are not valid JSON: {e}"),
+                }))
+            }
         }
     }
 
     /// Records from an existing map.
     pub fn new(records: Map<String, Value>) -> Self {
+        let records = records
+            .into_iter()
+            .filter_map(|(id, v)| {
+                serde_json::value::to_raw_value(&v)
+                    .ok()
+                    .map(|raw| (id, raw))
+            })
+            .collect();
         Records {
             records: Arc::new(records),
         }
@@ -69,9 +91,15 @@ impl Records {
     /// The `records.get(id)` capability, for a sandbox with any context.
     pub fn capability<T: Send + Sync + 'static>(&self) -> Capability<T> {
         let records = self.records.clone();
-        Capability::sync("records.get", move |_ctx: &T, (id,): (String,)| {
-            Ok::<_, CapabilityError>(records.get(&id).cloned().unwrap_or(Value::Null))
-        })
+        let get = move |_ctx: &T, values: Vec<Value>, max: usize| {
+            let (id,) = <(String,)>::from_values(values)?;
+            match records.get(&id) {
+                Some(raw) if raw.get().len() > max => Err(capability::too_large(max)),
+                Some(raw) => Ok(raw.get().to_owned()),
+                None => Ok("null".to_owned()),
+            }
+        };
+        Capability::raw("records.get", 1, 1, Arc::new(get))
         .doc("records.get(id: string) -> table|nil: the record with this id, or nil if there is none.")
     }
 }

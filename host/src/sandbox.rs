@@ -62,7 +62,7 @@ impl Default for Determinism {
 pub struct SandboxBuilder<T> {
     limits: Limits,
     allow: Vec<String>,
-    modules: Vec<(String, String)>,
+    modules: Vec<(String, Vec<u8>)>,
     capabilities: Vec<Capability<T>>,
     determinism: Option<Determinism>,
     cache_dir: Option<Option<PathBuf>>,
@@ -120,8 +120,10 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
         self
     }
 
-    /// Makes `require(name)` load `source` (Lua text). Default: no modules.
-    pub fn module(mut self, name: impl Into<String>, source: impl Into<String>) -> Self {
+    /// Makes `require(name)` load `source` (Lua source, text or any bytes).
+    /// The name may not be a standard library's (`string`, `table`...):
+    /// [`build`](Self::build) refuses it. Default: no modules.
+    pub fn module(mut self, name: impl Into<String>, source: impl Into<Vec<u8>>) -> Self {
         self.modules.push((name.into(), source.into()));
         self
     }
@@ -208,6 +210,8 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
                     min_args: c.arity().0,
                     max_args: c.arity().1,
                     doc: c.description().to_owned(),
+                    params_schema: None,
+                    result_schema: None,
                 })
                 .collect(),
             deterministic: self.determinism.map(|d| types::Determinism {
@@ -340,12 +344,14 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
     ///
     /// # Cancel safety
     /// Dropping the future discards the instance; nothing else is affected.
-    pub async fn eval_with(&self, ctx: T, code: &str) -> Result<EvalOutput, EvalError> {
+    pub async fn eval_with(&self, ctx: T, code: impl AsRef<[u8]>) -> Result<EvalOutput, EvalError> {
         let mut session = Session::start(self.clone(), Some(Arc::new(ctx))).await?;
         session.eval(code).await
     }
 
-    /// Checks that `code` parses, without running it.
+    /// Checks that `code` compiles, without running it: exactly what an
+    /// eval under this sandbox's limits would compile, so the two agree
+    /// (a string literal past `max_string_bytes` fails both).
     ///
     /// ```
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -359,13 +365,14 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
     ///
     /// # Errors
     /// A [`ErrorKind::Syntax`](crate::ErrorKind::Syntax) error for code that
-    /// does not parse.
+    /// does not parse, or the limit ([`ErrorKind::StringSize`](crate::ErrorKind::StringSize),
+    /// [`ErrorKind::MemoryLimit`](crate::ErrorKind::MemoryLimit)) that refused it.
     ///
     /// # Cancel safety
     /// Dropping the future discards a throw-away instance.
-    pub async fn check(&self, code: &str, chunk_name: &str) -> Result<(), EvalError> {
+    pub async fn check(&self, code: impl AsRef<[u8]>, chunk_name: &str) -> Result<(), EvalError> {
         let mut session = Session::start(self.clone(), None).await?;
-        session.check(code, chunk_name).await
+        session.check(code.as_ref(), chunk_name).await
     }
 
     /// Starts one session to prove the configuration, reporting the guest's
@@ -403,7 +410,7 @@ impl<T: Default + Send + Sync + 'static> Sandbox<T> {
     ///
     /// # Cancel safety
     /// Dropping the future discards the instance; nothing else is affected.
-    pub async fn eval(&self, code: &str) -> Result<EvalOutput, EvalError> {
+    pub async fn eval(&self, code: impl AsRef<[u8]>) -> Result<EvalOutput, EvalError> {
         self.eval_with(T::default(), code).await
     }
 }

@@ -12,7 +12,8 @@ use crate::bindings::{Guest, types};
 use crate::error::{ErrorKind, EvalError};
 use crate::host::HostState;
 use crate::limits::Limits;
-use crate::outcome::{EvalOutput, Stats};
+use crate::outcome::{EvalOutput, Output, Stats};
+use crate::output::OutputSink;
 use crate::sandbox::{DEFAULT_CHUNK_NAME, Sandbox};
 
 /// Prefix of the internal error that carries the guest's refusal of a
@@ -82,6 +83,7 @@ impl<T: Send + Sync + 'static> Session<T> {
             ctx,
             limits.effective_wasm_memory(),
             limits.memory,
+            limits.max_output_bytes,
             inner.determinism,
         );
         let mut store = Store::new(&inner.shared.engine, host);
@@ -107,7 +109,24 @@ impl<T: Send + Sync + 'static> Session<T> {
             wall_time_us: micros(started.elapsed()),
             ..Stats::default()
         };
-        let (guest, created) = settle(outcome, &store, DEFAULT_CHUNK_NAME, stats, limits.timeout)?;
+        // No script has run yet: a stop here means a limit is too small to
+        // start a session at all, and the message names it.
+        let (guest, created) = settle(outcome, &store, DEFAULT_CHUNK_NAME, stats, limits.timeout)
+            .map_err(|stop| match stop.kind {
+                ErrorKind::FuelExhausted => internal(format!(
+                    "{CONFIG_REFUSED}limit fuel ({}) is too small to start a session; raise it",
+                    limits.fuel
+                )),
+                ErrorKind::Timeout => internal(format!(
+                    "{CONFIG_REFUSED}limit timeout ({} ms) is too short to start a session; raise it",
+                    limits.timeout.as_millis()
+                )),
+                ErrorKind::MemoryLimit => internal(format!(
+                    "{CONFIG_REFUSED}limit wasm_memory ({} bytes) is too small to start a session; raise it",
+                    limits.effective_wasm_memory()
+                )),
+                _ => stop,
+            })?;
         let handle = created.map_err(|refusal| internal(format!("{CONFIG_REFUSED}{refusal}")))?;
         store.data_mut().deadline = None;
         Ok(Session {
@@ -118,6 +137,12 @@ impl<T: Send + Sync + 'static> Session<T> {
             poisoned: None,
             chunk_name: DEFAULT_CHUNK_NAME.to_owned(),
         })
+    }
+
+    /// Sends the output of later evals to `sink` as it is written, as well as
+    /// into their results; `None` stops forwarding. Default: none.
+    pub fn set_output_sink(&mut self, sink: Option<OutputSink>) {
+        self.store.data_mut().output.sink = sink;
     }
 
     /// Sets the chunk name later evals use in messages (`tool.lua:3: ...`).
@@ -138,15 +163,18 @@ impl<T: Send + Sync + 'static> Session<T> {
         &self.sandbox
     }
 
-    /// Runs `code` with the session's globals.
+    /// Runs `code` (Lua source: text, or any bytes) with the session's
+    /// globals.
     ///
     /// # Errors
-    /// The script's failure as an [`EvalError`].
+    /// The script's failure as an [`EvalError`], with everything it wrote
+    /// before it stopped.
     ///
     /// # Cancel safety
     /// Dropping the future mid-eval poisons the session: later evals fail
-    /// with [`ErrorKind::SessionPoisoned`].
-    pub async fn eval(&mut self, code: &str) -> Result<EvalOutput, EvalError> {
+    /// with [`ErrorKind::SessionPoisoned`]. Output already written reached
+    /// the output sink, if one is set.
+    pub async fn eval(&mut self, code: impl AsRef<[u8]>) -> Result<EvalOutput, EvalError> {
         let chunk = self.chunk_name.clone();
         self.eval_chunk(code, &chunk).await
     }
@@ -160,9 +188,10 @@ impl<T: Send + Sync + 'static> Session<T> {
     /// As for [`Session::eval`].
     pub async fn eval_chunk(
         &mut self,
-        code: &str,
+        code: impl AsRef<[u8]>,
         chunk_name: &str,
     ) -> Result<EvalOutput, EvalError> {
+        let code = code.as_ref();
         if let Some(reason) = &self.poisoned {
             return Err(EvalError::host(
                 ErrorKind::SessionPoisoned,
@@ -174,30 +203,48 @@ impl<T: Send + Sync + 'static> Session<T> {
         let limits = *self.sandbox.limits();
         let started = Instant::now();
         arm_call(&mut self.store, &limits, started)?;
-        self.store.data_mut().limiter.refused = false;
+        {
+            let data = self.store.data_mut();
+            data.limiter.refused = false;
+            data.capability_calls = 0;
+            data.output.take();
+        }
         // If this future is dropped before the call returns, the session
         // stays poisoned.
         self.poisoned = Some("an earlier eval was cancelled mid-run".to_owned());
+        let request = types::EvalRequest {
+            code: code.to_vec(),
+            chunk_name: chunk_name.to_owned(),
+            inputs: Vec::new(),
+        };
         let accessor = self.guest.moonbox_sandbox_lua().session();
-        let call = accessor.call_eval(&mut self.store, self.handle, code, chunk_name);
+        let call = accessor.call_eval(&mut self.store, self.handle, &request);
         let outcome = tokio::time::timeout(limits.timeout, call).await;
-        self.store.data_mut().deadline = None;
+        drop(request);
+        let data = self.store.data_mut();
+        data.deadline = None;
+        // Whatever stopped the eval, the output written so far is the host's.
+        let output = Output::from(data.output.take());
+        let capability_calls = data.capability_calls;
         let fuel_used = limits
             .fuel
             .saturating_sub(self.store.get_fuel().unwrap_or(0));
         let mut stats = Stats {
             fuel_used,
             wall_time_us: micros(started.elapsed()),
+            capability_calls,
+            output_bytes: output.len() as u64,
             ..Stats::default()
         };
         // A timeout or trap leaves the instance unusable (wasmtime does not
         // re-enter a store after a trap), so the session is poisoned.
         let result = match settle(outcome, &self.store, chunk_name, stats, limits.timeout) {
-            Err(stop) => {
+            Err(mut stop) => {
                 self.poisoned = Some(format!(
                     "an earlier eval was stopped by the host ({})",
                     stop.kind
                 ));
+                stop.output = output;
                 return Err(stop);
             }
             Ok(Ok(success)) => {
@@ -205,34 +252,37 @@ impl<T: Send + Sync + 'static> Session<T> {
                 match serde_json::from_str::<Vec<serde_json::Value>>(&success.values) {
                     Ok(values) => Ok(EvalOutput {
                         values,
-                        output: success.output,
+                        output,
+                        exit_code: success.exit_code,
                         stats,
                     }),
-                    Err(e) => Err(EvalError::host(
-                        ErrorKind::Internal,
-                        format!("the guest returned malformed JSON values ({e})"),
-                        chunk_name,
-                        stats,
-                    )),
+                    Err(e) => {
+                        let mut err = EvalError::host(
+                            ErrorKind::Internal,
+                            format!("the guest returned malformed JSON values ({e})"),
+                            chunk_name,
+                            stats,
+                        );
+                        err.output = output;
+                        Err(err)
+                    }
                 }
             }
             Ok(Err(failure)) => {
                 add_guest_stats(&mut stats, &failure.stats);
-                Err(lua_error(failure.error, failure.output, stats))
+                Err(lua_error(failure.error, output, stats))
             }
         };
         self.poisoned = None;
         result
     }
 
-    pub(crate) async fn check(&mut self, code: &str, chunk_name: &str) -> Result<(), EvalError> {
+    pub(crate) async fn check(&mut self, code: &[u8], chunk_name: &str) -> Result<(), EvalError> {
         let limits = *self.sandbox.limits();
         let started = Instant::now();
         arm_call(&mut self.store, &limits, started)?;
-        let call = self
-            .guest
-            .moonbox_sandbox_lua()
-            .call_check(&mut self.store, code, chunk_name);
+        let accessor = self.guest.moonbox_sandbox_lua().session();
+        let call = accessor.call_check(&mut self.store, self.handle, code, chunk_name);
         let outcome = tokio::time::timeout(limits.timeout, call).await;
         let stats = Stats {
             wall_time_us: micros(started.elapsed()),
@@ -240,7 +290,7 @@ impl<T: Send + Sync + 'static> Session<T> {
         };
         match settle(outcome, &self.store, chunk_name, stats, limits.timeout)? {
             Ok(()) => Ok(()),
-            Err(error) => Err(lua_error(error, Vec::new(), stats)),
+            Err(error) => Err(lua_error(error, Output::default(), stats)),
         }
     }
 }
@@ -251,18 +301,19 @@ fn micros(d: Duration) -> u64 {
 
 fn timeout_message(timeout: Duration) -> String {
     format!(
-        "the script ran longer than the {} ms timeout",
+        "the script ran longer than the {} ms timeout (raise the timeout limit, --timeout)",
         timeout.as_millis()
     )
 }
 
+/// Adds what only the guest can measure. Calls and output bytes stay the
+/// host's own counts.
 fn add_guest_stats(stats: &mut Stats, guest: &types::Stats) {
-    stats.instructions = guest.instructions;
-    stats.peak_memory_bytes = guest.peak_memory_bytes;
-    stats.capability_calls = guest.capability_calls;
+    stats.instructions = Some(guest.instructions);
+    stats.peak_memory_bytes = Some(guest.peak_memory_bytes);
 }
 
-fn lua_error(e: types::LuaError, output: Vec<String>, stats: Stats) -> EvalError {
+fn lua_error(e: types::LuaError, output: Output, stats: Stats) -> EvalError {
     use types::ErrorKind as K;
     let kind = match e.kind {
         K::Syntax => ErrorKind::Syntax,
@@ -297,7 +348,9 @@ fn arm_call<T>(
     store
         .set_fuel(limits.fuel)
         .map_err(|e| internal(format!("cannot set fuel: {e}")))?;
-    store.data_mut().deadline = Some(started + limits.timeout);
+    // `Limits::validate` bounds the timeout, so this cannot overflow; a
+    // deadline that could not be represented would never fire.
+    store.data_mut().deadline = started.checked_add(limits.timeout);
     Ok(())
 }
 
@@ -333,7 +386,7 @@ fn trap_error<T>(
     let (kind, message) = match e.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => (
             ErrorKind::FuelExhausted,
-            "the script used up its fuel (the host's instruction budget)".to_owned(),
+            "the script used up its fuel, the host's budget of wasm instructions (raise the fuel limit, --fuel)".to_owned(),
         ),
         Some(Trap::Interrupt) => (ErrorKind::Timeout, timeout_message(timeout)),
         Some(Trap::StackOverflow) => (

@@ -14,6 +14,7 @@
 //! let result = tool::result(&sandbox.eval(&input.code).await);
 //! assert_eq!(result["ok"], true);
 //! assert_eq!(result["values"], serde_json::json!([2]));
+//! assert_eq!(result["version"], moonbox::Report::VERSION);
 //! # Ok(()) }
 //! # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 //! ```
@@ -25,6 +26,7 @@ use serde_json::{Value, json};
 
 use crate::error::EvalError;
 use crate::outcome::EvalOutput;
+use crate::report::Report;
 use crate::sandbox::Sandbox;
 
 /// The tool's name.
@@ -52,24 +54,30 @@ pub struct RunLua {
 /// module on offer.
 pub fn description<T: Send + Sync + 'static>(sandbox: &Sandbox<T>) -> String {
     let limits = sandbox.limits();
-    let mut d = String::from(
-        "Run a Lua 5.4 chunk in a sandbox and get back what it printed and the JSON form of the values it \
+    let allowed = sandbox.allowed();
+    let io = if allowed.iter().any(|a| a == "io") {
+        "io (the whole library, though there are no files to open)"
+    } else {
+        "io.write, io.stdout:write and print (they write to the same output)"
+    };
+    let mut d = format!(
+        "Run a Lua 5.4 chunk in a sandbox and get back what it wrote and the JSON form of the values it \
          returns. The full language and standard library are available (strings, patterns, tables, math, \
-         utf8, coroutines, goto, integers and floats), except io, os.execute, os.getenv, os.exit, \
-         os.remove, os.rename, os.tmpname, dofile, loadfile, string.dump, binary chunks and most of debug: \
-         calling one raises '<name> is sandboxed'. There is no filesystem or network. Use print for \
-         progress notes and `return` for results; tables with string keys become JSON objects and \
-         sequences become arrays (an empty table is []).\n",
+         utf8, coroutines, goto, integers and floats), including {io}. Names removed by the sandbox \
+         (such as io.open, os.execute, os.getenv, dofile, loadfile, string.dump, binary chunks and most of \
+         debug) raise '<name> is sandboxed' unless listed under 'Also allowed' below. There is no \
+         filesystem or network. Use print for progress notes and `return` for results; tables with string \
+         keys become JSON objects and sequences become arrays (an empty table is []).\n",
     );
     let _ = writeln!(
         d,
-        "Limits per call: {} Lua instructions, call depth {}, {} MiB of memory, strings up to {} MiB, {} KiB \
-         of printed output, {} ms of wall time. A script that hits a limit is stopped; pcall cannot catch it.",
+        "Limits per call: {} Lua instructions, call depth {}, {} of memory, strings up to {}, {} \
+         of output, {} ms of wall time. A script that hits a limit is stopped; pcall cannot catch it.",
         limits.max_instructions,
         limits.max_call_depth,
-        limits.memory >> 20,
-        limits.max_string_bytes >> 20,
-        limits.max_output_bytes >> 10,
+        size(limits.memory),
+        size(limits.max_string_bytes),
+        size(limits.max_output_bytes),
         limits.timeout.as_millis()
     );
     let capabilities = sandbox.capabilities();
@@ -96,11 +104,31 @@ pub fn description<T: Send + Sync + 'static>(sandbox: &Sandbox<T>) -> String {
     if !modules.is_empty() {
         let _ = writeln!(d, "Modules for require: {}.", modules.join(", "));
     }
-    let allowed = sandbox.allowed();
     if !allowed.is_empty() {
         let _ = writeln!(d, "Also allowed: {}.", allowed.join(", "));
     }
     d
+}
+
+/// A byte count as a person reads it: `100 bytes`, `1 KiB`, `1.5 MiB`.
+fn size(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 3] = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")];
+    for (unit, name) in UNITS {
+        if bytes >= unit {
+            let whole = bytes / unit;
+            let tenths = (bytes % unit) * 10 / unit;
+            return if tenths == 0 {
+                format!("{whole} {name}")
+            } else {
+                format!("{whole}.{tenths} {name}")
+            };
+        }
+    }
+    if bytes == 1 {
+        "1 byte".to_owned()
+    } else {
+        format!("{bytes} bytes")
+    }
 }
 
 /// The full tool definition in the given format.
@@ -125,18 +153,23 @@ pub fn definition<T: Send + Sync + 'static>(sandbox: &Sandbox<T>, format: Schema
     }
 }
 
-/// The tool result to hand back to the model: `{"ok": true, "values",
-/// "output"}` or `{"ok": false, "error": "error[kind]: message", "kind",
-/// "line", "output"}`.
+/// The tool result to hand back to the model: the outcome's [`Report`] as
+/// JSON. `error.summary` is the one line to read first.
 pub fn result(outcome: &Result<EvalOutput, EvalError>) -> Value {
-    match outcome {
-        Ok(out) => json!({ "ok": true, "values": out.values, "output": out.output }),
-        Err(e) => json!({
-            "ok": false,
-            "error": e.to_string(),
-            "kind": e.kind,
-            "line": e.line,
-            "output": e.output,
-        }),
+    Report::from(outcome).to_json()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size;
+
+    #[test]
+    fn sizes_read_as_a_person_would_write_them() {
+        assert_eq!(size(1), "1 byte");
+        assert_eq!(size(100), "100 bytes");
+        assert_eq!(size(1024), "1 KiB");
+        assert_eq!(size(1536), "1.5 KiB");
+        assert_eq!(size(64 << 20), "64 MiB");
+        assert_eq!(size(1 << 30), "1 GiB");
     }
 }

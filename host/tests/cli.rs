@@ -130,7 +130,8 @@ fn json_mode_prints_one_object() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     assert_eq!(report["ok"], true);
     assert_eq!(report["values"], serde_json::json!([42]));
-    assert_eq!(report["output"], serde_json::json!(["hello from Lua 5.4"]));
+    assert_eq!(report["output"], "hello from Lua 5.4\n");
+    assert_eq!(report["version"], 1);
     assert!(report["stats"]["fuel_used"].as_u64().unwrap() > 0);
     let out = moonbox_with_stdin(&["run", "--json", "-"], Some(b"error('boom')"));
     assert_eq!(out.status.code(), Some(1));
@@ -266,10 +267,8 @@ fn tool_schema_describes_the_sandbox_and_capabilities() {
 
 #[test]
 fn bad_input_exits_2_with_a_message_and_no_backtrace() {
-    let not_utf8 = temp_file("binary.lua", b"return '\xff\xfe'");
     let corrupt = temp_file("corrupt.json", b"{\"123\": ");
     let not_object = temp_file("list.json", b"[1, 2]");
-    let not_utf8 = not_utf8.to_str().unwrap();
     let corrupt = corrupt.to_str().unwrap();
     let not_object = not_object.to_str().unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
@@ -277,8 +276,11 @@ fn bad_input_exits_2_with_a_message_and_no_backtrace() {
             vec!["run", "--no-such-flag", "x.lua"],
             "unexpected argument '--no-such-flag'",
         ),
-        (vec!["run", "missing.lua"], "cannot read 'missing.lua'"),
-        (vec!["run", not_utf8], "is not UTF-8 text"),
+        (
+            vec!["run", "missing.lua"],
+            "cannot read the script 'missing.lua'",
+        ),
+        (vec!["run", "examples"], "it is a directory"),
         (
             vec!["run", "--records", corrupt, "examples/hello.lua"],
             "records are not valid JSON",
@@ -289,7 +291,7 @@ fn bad_input_exits_2_with_a_message_and_no_backtrace() {
         ),
         (
             vec!["run", "--records", "nope.json", "examples/hello.lua"],
-            "cannot read records 'nope.json'",
+            "cannot read the records 'nope.json'",
         ),
         (
             vec![
@@ -316,7 +318,69 @@ fn bad_input_exits_2_with_a_message_and_no_backtrace() {
         ),
         (
             vec!["run", "--max-instructions", "0", "examples/hello.lua"],
-            "max_instructions must be greater than zero",
+            "invalid value '0' for '--max-instructions <N>'",
+        ),
+        (
+            vec![
+                "run",
+                "--timeout",
+                "18446744073709551615s",
+                "examples/hello.lua",
+            ],
+            "longer than the most allowed, 24h",
+        ),
+        (
+            vec![
+                "run",
+                "--max-call-depth",
+                "99999999999",
+                "examples/hello.lua",
+            ],
+            "invalid value '99999999999' for '--max-call-depth <N>'",
+        ),
+        (
+            vec!["run", "--memory", "5GiB", "examples/hello.lua"],
+            "larger than the most allowed, 4GiB",
+        ),
+        (
+            vec!["run", "--memory", "2GiB", "examples/hello.lua"],
+            "limit memory must be at most 1073741824",
+        ),
+        (
+            vec![
+                "run",
+                "--module",
+                "string=examples/hello.lua",
+                "examples/hello.lua",
+            ],
+            "module 'string' has the name of a standard library",
+        ),
+        (
+            vec!["run", "--fuel", "1", "examples/hello.lua"],
+            "limit fuel (1) is too small to start a session",
+        ),
+        (
+            vec![
+                "run",
+                "--timeout",
+                "1ms",
+                "--fuel",
+                "1",
+                "examples/hello.lua",
+            ],
+            "too small to start a session",
+        ),
+        (
+            vec!["run", "--max-string-bytes", "100", "examples/hello.lua"],
+            "limit max_string_bytes must be at least 1024, got 100",
+        ),
+        (
+            vec!["run", "--max-script-bytes", "10", "examples/hello.lua"],
+            "is larger than 10 bytes; raise --max-script-bytes",
+        ),
+        (
+            vec!["run", "/dev/zero"],
+            "is larger than 16777216 bytes; raise --max-script-bytes",
         ),
         (
             vec!["run", "--allow", "os.everything", "examples/hello.lua"],
@@ -341,5 +405,229 @@ fn bad_input_exits_2_with_a_message_and_no_backtrace() {
             !stderr.contains("panicked") && !stderr.contains("RUST_BACKTRACE"),
             "{args:?}: {stderr}"
         );
+    }
+}
+
+/// Runs the binary with stdout connected to `stdout`.
+fn moonbox_to(args: &[&str], stdout: Stdio) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_moonbox"))
+        .args(args)
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(stdout)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("the moonbox binary runs")
+}
+
+#[test]
+fn source_and_output_are_bytes() {
+    // Latin-1 in a string literal and a comment, as the official suite's
+    // strings.lua has: the source is not UTF-8 and still runs, and what the
+    // script writes reaches stdout byte for byte.
+    let script = temp_file(
+        "latin1.lua",
+        b"-- caf\xe9\nio.write('\xe9\\0\\255', '\\n') print(#'\xe9')\n",
+    );
+    let out = moonbox(&["run", script.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(out.stdout, b"\xe9\x00\xff\n1\n");
+    // The JSON form says what it replaced and carries the exact bytes.
+    let out = moonbox(&["run", "--json", script.to_str().unwrap()]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(report["output"], "\u{fffd}\u{0}\u{fffd}\n1\n");
+    assert_eq!(report["output_base64"], "6QD/CjEK");
+}
+
+#[test]
+fn a_bom_and_a_shebang_line_are_accepted_as_lua_accepts_them() {
+    let script = temp_file(
+        "shebang.lua",
+        b"\xef\xbb\xbf#!/usr/bin/env lua\nprint('ok') error('at line 3', 1)\n",
+    );
+    let out = moonbox(&["run", script.to_str().unwrap()]);
+    assert_eq!(text(&out.stdout), "ok\n");
+    assert_eq!(
+        text(&out.stderr),
+        "error[runtime]: shebang.lua:2: at line 3\n",
+        "line numbers count the skipped first line"
+    );
+}
+
+#[test]
+fn a_stop_keeps_what_the_script_printed() {
+    let script = temp_file(
+        "slow.lua",
+        b"print('step 1') io.write('step 2 ') while true do end",
+    );
+    let path = script.to_str().unwrap();
+    for (flags, kind, code) in [
+        (
+            vec!["--max-instructions", "1000000"],
+            "instruction_limit",
+            3,
+        ),
+        (
+            vec!["--max-instructions", "1000000000000", "--fuel", "50000000"],
+            "fuel_exhausted",
+            3,
+        ),
+        (
+            vec!["--max-instructions", "1000000000000", "--timeout", "300ms"],
+            "timeout",
+            3,
+        ),
+    ] {
+        let mut args = vec!["run"];
+        args.extend(&flags);
+        args.push(path);
+        let out = moonbox(&args);
+        assert_eq!(out.status.code(), Some(code), "{flags:?}");
+        assert_eq!(text(&out.stdout), "step 1\nstep 2 ", "{flags:?}");
+        assert!(
+            text(&out.stderr).starts_with(&format!("error[{kind}]")),
+            "{flags:?}"
+        );
+
+        let mut args = vec!["run", "--json"];
+        args.extend(&flags);
+        args.push(path);
+        let out = moonbox(&args);
+        let report: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("one JSON object");
+        assert_eq!(report["error"]["kind"], kind);
+        assert_eq!(report["output"], "step 1\nstep 2 ", "{flags:?}");
+        assert_eq!(report["stats"]["output_bytes"], 14);
+        assert!(report["stats"]["wall_time_us"].as_u64().unwrap() > 0);
+        if kind != "instruction_limit" {
+            // The guest was stopped: what only it could count is absent.
+            assert_eq!(report["stats"]["instructions"], serde_json::Value::Null);
+        }
+    }
+}
+
+#[test]
+fn an_allowed_exit_ends_cleanly_with_its_code_and_output() {
+    let script = temp_file("exit.lua", b"print('bye') os.exit(7) print('never')");
+    let path = script.to_str().unwrap();
+    let out = moonbox(&["run", "--allow", "os.exit", path]);
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "bye\n");
+    assert_eq!(text(&out.stderr), "");
+    let out = moonbox(&["run", "--json", "--allow", "os.exit", path]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["exit_code"], 7);
+    assert_eq!(report["output"], "bye\n");
+    let caught = temp_file(
+        "exit_caught.lua",
+        b"print(pcall(os.exit, false)) print('after')",
+    );
+    let out = moonbox(&["run", "--allow", "os", caught.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "pcall cannot catch an exit");
+    assert_eq!(text(&out.stdout), "");
+}
+
+#[test]
+fn a_closed_or_broken_stdout_is_an_error() {
+    let out = moonbox_to(&["run", "examples/hello.lua"], Stdio::null());
+    assert_eq!(out.status.code(), Some(0), "a null device accepts writes");
+    // A pipe whose reader is gone.
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let out = moonbox_to(&["run", "examples/hello.lua"], Stdio::from(writer));
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("cannot write to standard output"));
+}
+
+#[test]
+fn a_stalled_stdin_is_bounded_by_the_timeout() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_moonbox"))
+        .args(["run", "--timeout", "300ms", "-"])
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the moonbox binary starts");
+    // Keep stdin open and silent until the process gives up.
+    let _stdin = child.stdin.take();
+    let out = child.wait_with_output().expect("moonbox exits on its own");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("took longer than the 300 ms timeout"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn check_and_run_agree() {
+    let nested = temp_file(
+        "nested.lua",
+        format!("return {}1{}", "(".repeat(1000), ")".repeat(1000)).as_bytes(),
+    );
+    let mut long = b"local s = '".to_vec();
+    long.extend(std::iter::repeat_n(b'x', 2 << 20));
+    long.extend(b"' return #s");
+    let long = temp_file("long_literal.lua", &long);
+    for (path, kind) in [(&nested, "syntax"), (&long, "string_size")] {
+        let path = path.to_str().unwrap();
+        let flags = ["--max-string-bytes", "1MiB"];
+        let run = moonbox(&["run", flags[0], flags[1], path]);
+        let check = moonbox(&["check", flags[0], flags[1], path]);
+        let prefix = format!("error[{kind}]");
+        assert!(
+            text(&run.stderr).starts_with(&prefix),
+            "{}",
+            text(&run.stderr)
+        );
+        assert_eq!(run.stderr, check.stderr, "{path}");
+        assert_eq!(run.status.code(), check.status.code(), "{path}");
+    }
+}
+
+#[test]
+fn a_script_cannot_forge_an_error_line_on_the_terminal() {
+    let out = moonbox_with_stdin(
+        &["run", "-"],
+        Some(b"error('boom\\r\\27[2Kerror[ok]: all fine\\u{2028}x', 0)"),
+    );
+    let stderr = text(&out.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        !stderr.trim_end().chars().any(char::is_control),
+        "{stderr:?}"
+    );
+    assert!(
+        stderr.contains("boom\\r\\u{1b}[2Kerror[ok]: all fine\\u{2028}x"),
+        "{stderr}"
+    );
+    // The JSON form keeps the exact text.
+    let out = moonbox_with_stdin(&["run", "--json", "-"], Some(b"error('boom\\r\\27[2K', 0)"));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(report["error"]["message"], "boom\r\u{1b}[2K");
+}
+
+#[test]
+fn json_mode_is_one_object_for_every_input() {
+    let cases: Vec<&[u8]> = vec![
+        b"return",
+        b"return function() end",
+        b"return '\xff'",
+        b"print('\xff') return 1",
+        b"error(setmetatable({}, {__tostring = function() return '\\0' end}))",
+        b"(",
+        b"while true do end",
+        b"local t = {} t[1] = t return t",
+        b"os.exit(2)",
+    ];
+    for code in cases {
+        let out = moonbox_with_stdin(&["run", "--json", "-"], Some(code));
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{}: {e}: {}", text(code), text(&out.stdout)));
+        assert!(report.is_object());
+        assert_eq!(report["version"], 1);
+        assert_eq!(text(&out.stdout).lines().count(), 1);
     }
 }

@@ -25,7 +25,7 @@ async fn records_get_returns_a_table_or_nil() {
         .unwrap();
     let code = "local r = records.get('123') print('visits:', #r.visits) return { name = r.name, last_visit = r.visits[#r.visits].at }, records.get('999')";
     let out = sb.eval(code).await.unwrap();
-    assert_eq!(out.output, ["visits:\t2"]);
+    assert_eq!(out.output, "visits:\t2\n");
     assert_eq!(
         out.values,
         [
@@ -309,7 +309,8 @@ async fn huge_capability_results_are_refused() {
         .unwrap();
     let e = fails(&sb, "return #data.big()", ErrorKind::Capability).await;
     assert!(
-        e.message.contains("more than the sandbox's memory limit"),
+        e.message
+            .contains("more than 2097152 bytes of JSON, the sandbox's memory limit"),
         "{}",
         e.message
     );

@@ -14,7 +14,7 @@ async fn returns_values_and_captures_print() {
         "print('a', 1, nil, true, 2.5) print() return 1, 'two', nil",
     )
     .await;
-    assert_eq!(out.output, ["a\t1\tnil\ttrue\t2.5", ""]);
+    assert_eq!(out.output, "a\t1\tnil\ttrue\t2.5\n\n");
     assert_eq!(out.values, [json!(1), json!("two"), json!(null)]);
     assert!(ok(&sb, "local x = 1").await.values.is_empty());
 }

@@ -1,7 +1,9 @@
 //! The hostile-script corpus in `tests/hostile/`: every script states, on its
 //! first line, the kind it must end with (`-- expect: <kind>` or `-- expect:
-//! ok`, optionally followed by `-- returns: <json>`). Each must end that way,
-//! within its limits, and the same sandbox must run a clean eval afterwards.
+//! ok`, optionally followed by `-- returns: <json>`). Each runs in a
+//! session and must end that way, within its limits. Afterwards the same
+//! session must still run a clean eval when the guest's own limits stopped
+//! the script, and must say it is poisoned when the host's outer wall did.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -113,7 +115,11 @@ pub fn corpus() -> Vec<Case> {
 /// Runs one case; returns a description of what went wrong, if anything.
 pub async fn check(sandbox: &Sandbox<Secret>, case: &Case) -> Option<String> {
     let name = case.path.display();
-    let outcome = sandbox.eval_with(Secret(SECRET.into()), &case.code).await;
+    let mut session = match sandbox.session(Secret(SECRET.into())).await {
+        Ok(session) => session,
+        Err(e) => return Some(format!("{name}: cannot start a session: {e}")),
+    };
+    let outcome = session.eval(&case.code).await;
     let limits = limits();
     let problem = match (&case.expect, &outcome) {
         (None, Ok(out)) => match &case.returns {
@@ -131,13 +137,13 @@ pub async fn check(sandbox: &Sandbox<Secret>, case: &Case) -> Option<String> {
         (Some(kind), Err(e)) if e.kind != *kind => {
             Some(format!("{name}: expected {kind}, got {e}"))
         }
-        (Some(_), Err(e)) if e.stats.peak_memory_bytes > limits.memory => Some(format!(
-            "{name}: the heap reached {} bytes",
+        (Some(_), Err(e)) if e.stats.peak_memory_bytes > Some(limits.memory) => Some(format!(
+            "{name}: the heap reached {:?} bytes",
             e.stats.peak_memory_bytes
         )),
-        (Some(_), Err(e)) if e.stats.instructions > limits.max_instructions + 1000 => {
-            Some(format!("{name}: ran {} instructions", e.stats.instructions))
-        }
+        (Some(_), Err(e)) if e.stats.instructions > Some(limits.max_instructions + 1000) => Some(
+            format!("{name}: ran {:?} instructions", e.stats.instructions),
+        ),
         (Some(_), Err(_)) => None,
     };
     if let Some(problem) = problem {
@@ -150,12 +156,19 @@ pub async fn check(sandbox: &Sandbox<Secret>, case: &Case) -> Option<String> {
     if text.contains(SECRET) {
         return Some(format!("{name}: the secret reached the result"));
     }
-    match sandbox
-        .eval_with(Secret(SECRET.into()), "return 1 + 1")
-        .await
-    {
-        Ok(out) if out.values == [serde_json::json!(2)] => None,
-        other => Some(format!("{name}: the sandbox did not recover: {other:?}")),
+    // Only the guest reports instruction counts: none means the host's
+    // outer wall stopped the instance.
+    let outer_wall = matches!(&outcome, Err(e) if e.stats.instructions.is_none());
+    let after = session.eval("return 1 + 1").await;
+    match (outer_wall, after) {
+        (false, Ok(out)) if out.values == [serde_json::json!(2)] => None,
+        (false, other) => Some(format!(
+            "{name}: the session did not survive a guest limit: {other:?}"
+        )),
+        (true, Err(e)) if e.kind == ErrorKind::SessionPoisoned && session.is_poisoned() => None,
+        (true, other) => Some(format!(
+            "{name}: an outer-wall stop did not poison the session: {other:?}"
+        )),
     }
 }
 

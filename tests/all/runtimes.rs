@@ -29,17 +29,25 @@ async fn shared_cases_pass_on_the_rust_host() {
 #[test]
 fn the_checker_keeps_integers_and_floats_apart() {
     let case = serde_json::json!({"name": "n", "expect": {"values": [1.0]}});
-    let int = serde_json::json!({"ok": true, "values": "[1]", "output": []});
-    let float = serde_json::json!({"ok": true, "values": "[1.0]", "output": []});
+    let int = serde_json::json!({"ok": true, "values": [1], "output": ""});
+    let float = serde_json::json!({"ok": true, "values": [1.0], "output": ""});
     assert!(cases::check(&case, &int).is_err());
     assert!(cases::check(&case, &float).is_ok());
+    let case = serde_json::json!({"name": "n", "expect": {"values": [9007199254740993_u64]}});
+    let near = serde_json::json!({"ok": true, "values": [9007199254740992_u64], "output": ""});
+    assert!(
+        cases::check(&case, &near).is_err(),
+        "integers compare whole"
+    );
 }
 
 #[test]
 fn the_checker_rejects_a_wrong_kind_or_unexpected_output() {
     let case = serde_json::json!({"name": "n", "expect": {"error": "runtime"}});
-    let syntax = serde_json::json!({"ok": false, "kind": "syntax", "output": []});
-    let printed = serde_json::json!({"ok": false, "kind": "runtime", "output": ["x"]});
+    let syntax = serde_json::json!({"ok": false, "error": {"kind": "syntax"}, "output": ""});
+    let printed = serde_json::json!({"ok": false, "error": {"kind": "runtime"}, "output": "x"});
+    let right = serde_json::json!({"ok": false, "error": {"kind": "runtime"}, "output": ""});
     assert!(cases::check(&case, &syntax).is_err());
     assert!(cases::check(&case, &printed).is_err());
+    assert!(cases::check(&case, &right).is_ok());
 }

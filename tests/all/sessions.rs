@@ -56,7 +56,7 @@ async fn a_session_survives_guest_limits() {
     let out = s.eval("print('fine') return kept").await.unwrap();
     assert_eq!(
         (out.output, out.values),
-        (vec!["fine".to_owned()], vec![json!("yes")])
+        ("fine\n".into(), vec![json!("yes")])
     );
 }
 
@@ -64,7 +64,7 @@ async fn a_session_survives_guest_limits() {
 async fn an_outer_wall_stop_poisons_the_session_only() {
     let sb = with_limits(Limits {
         timeout: Duration::from_millis(200),
-        fuel: u64::MAX,
+        fuel: Limits::MAX_FUEL,
         ..Limits::default()
     });
     let mut s = sb.session(()).await.unwrap();
@@ -121,9 +121,9 @@ async fn a_thousand_concurrent_sessions() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn long_scripts_do_not_starve_short_ones() {
     let sb = with_limits(Limits {
-        max_instructions: u64::MAX / 2,
+        max_instructions: Limits::MAX_MAX_INSTRUCTIONS,
         timeout: Duration::from_secs(2),
-        fuel: u64::MAX,
+        fuel: Limits::MAX_FUEL,
         ..Limits::default()
     });
     // Two spinning scripts occupy both worker threads until their timeout.

@@ -1,22 +1,21 @@
 //! The `moonbox` command: run, check and describe sandboxed Lua.
 //!
 //! Exit codes: 0 success; 1 a Lua error (syntax, runtime, sandboxed,
-//! capability, invalid value); 2 a usage or host I/O error; 3 a limit
-//! stopped the script.
+//! capability, invalid value); 2 a usage, input or host error (internal
+//! errors and poisoned sessions included); 3 a limit stopped the script; an
+//! allowed `os.exit(n)` exits with `n` (modulo 256).
 
 mod bench;
+mod input;
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, Result, anyhow, bail};
+use anyhow::{Context, Result, bail};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use moonbox::tool::{self, SchemaFormat};
-use moonbox::{
-    Determinism, ErrorKind, EvalError, EvalOutput, Limits, Records, Sandbox, SandboxBuilder,
-};
+use moonbox::{Determinism, ErrorKind, Limits, Records, Report, Sandbox, SandboxBuilder};
 
 #[derive(Parser)]
 #[command(
@@ -33,21 +32,28 @@ struct Cli {
 enum Command {
     /// Run a Lua chunk in a fresh sandbox.
     ///
-    /// What the script prints goes to stdout; values it returns follow as one
-    /// JSON array line. An error is one line on stderr.
+    /// What the script writes (print, io.write) goes to stdout as it runs;
+    /// values it returns follow as one JSON array line (none when it returns
+    /// nothing, as lua5.4 prints nothing). An error is one line on stderr.
+    /// Source is bytes: any encoding in strings and comments, a leading
+    /// UTF-8 BOM and a first line starting with # are accepted.
     Run {
         /// The script, or `-` for standard input.
         file: PathBuf,
-        /// Print one JSON object (ok, values, output, error, stats) instead.
+        /// Print one JSON object (the report: ok, values, output, error,
+        /// stats) instead; unambiguous whatever the script returns.
         #[arg(long)]
         json: bool,
         #[command(flatten)]
         sandbox: SandboxArgs,
     },
-    /// Check a Lua chunk's syntax without running it.
+    /// Check that a Lua chunk compiles, without running it, under the same
+    /// limits as `run`.
     Check {
         /// The script, or `-` for standard input.
         file: PathBuf,
+        #[command(flatten)]
+        sandbox: SandboxArgs,
     },
     /// Benchmark cold start against processes and containers, throughput,
     /// density, execution speed and capability round trips, each side by
@@ -71,27 +77,37 @@ enum Format {
 
 #[derive(Args)]
 struct SandboxArgs {
-    /// Lua VM instructions per run.
-    #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_MAX_INSTRUCTIONS)]
+    /// Lua VM instructions per run (at most 10^12).
+    #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_MAX_INSTRUCTIONS,
+          value_parser = clap::value_parser!(u64).range(1..=Limits::MAX_MAX_INSTRUCTIONS))]
     max_instructions: u64,
-    /// Frames on the Lua stack.
-    #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_MAX_CALL_DEPTH)]
+    /// Frames on the Lua stack (at most 1000000).
+    #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_MAX_CALL_DEPTH,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(Limits::MAX_MAX_CALL_DEPTH)))]
     max_call_depth: u32,
-    /// Bytes in one string (accepts 16MiB, 512KiB, 1000).
+    /// Bytes in one string (accepts 16MiB, 512KiB, 1000; 1KiB to 1GiB).
     #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "16MiB")]
     max_string_bytes: u64,
-    /// Bytes of Lua heap (accepts 64MiB, 1GiB...).
+    /// Bytes of Lua heap (accepts 64MiB, 1GiB...; 1MiB to 1GiB).
     #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "64MiB")]
     memory: u64,
-    /// Wall-clock time per run (accepts 2s, 500ms, 1m).
+    /// Wall-clock time per run, reading the script included (accepts 2s,
+    /// 500ms, 1m; at most 24h).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
     timeout: Duration,
-    /// Wasmtime fuel per run.
-    #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_FUEL)]
+    /// Wasmtime fuel per run (at most 2^60).
+    #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_FUEL,
+          value_parser = clap::value_parser!(u64).range(1..=Limits::MAX_FUEL))]
     fuel: u64,
-    /// Bytes of printed output per run.
+    /// Bytes of output per run (print and io.write; at most 1GiB).
     #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "1MiB")]
     max_output_bytes: u64,
+    /// Largest script or module file read (at most 4GiB).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "16MiB")]
+    max_script_bytes: u64,
+    /// Largest --records file read (at most 4GiB).
+    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "256MiB")]
+    max_records_bytes: u64,
     /// Allow a sandboxed name back, such as os.getenv or io.write (repeatable).
     #[arg(long, value_name = "NAME")]
     allow: Vec<String>,
@@ -109,6 +125,8 @@ struct SandboxArgs {
     module: Vec<(String, PathBuf)>,
 }
 
+/// Parses a size. Every size flag accepts up to 4 GiB; each limit's own
+/// bound is checked when the sandbox is built.
 fn parse_size(s: &str) -> Result<u64, String> {
     let s = s.trim();
     let split = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
@@ -127,8 +145,14 @@ fn parse_size(s: &str) -> Result<u64, String> {
             ));
         }
     };
-    n.checked_mul(1 << shift)
-        .ok_or_else(|| format!("'{s}' is too large"))
+    let bytes = n
+        .checked_mul(1 << shift)
+        .filter(|&b| b <= Limits::MAX_WASM_MEMORY)
+        .ok_or_else(|| format!("'{s}' is larger than the most allowed, 4GiB"))?;
+    if bytes == 0 {
+        return Err("the size must be greater than zero".to_owned());
+    }
+    Ok(bytes)
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -138,12 +162,24 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
     let n: u64 = digits
         .parse()
         .map_err(|_| format!("'{s}' is not a duration; try 2s or 500ms"))?;
-    match unit.trim() {
-        "ms" => Ok(Duration::from_millis(n)),
-        "s" | "" => Ok(Duration::from_secs(n)),
-        "m" | "min" => Ok(Duration::from_secs(n.saturating_mul(60))),
-        other => Err(format!("unknown duration unit '{other}'; use ms, s or m")),
+    let d = match unit.trim() {
+        "ms" => Duration::from_millis(n),
+        "s" | "" => Duration::from_secs(n),
+        "m" | "min" => Duration::from_secs(n.saturating_mul(60)),
+        "h" => Duration::from_secs(n.saturating_mul(3600)),
+        other => {
+            return Err(format!(
+                "unknown duration unit '{other}'; use ms, s, m or h"
+            ));
+        }
+    };
+    if d.is_zero() {
+        return Err("the duration must be greater than zero".to_owned());
     }
+    if d > Limits::MAX_TIMEOUT {
+        return Err(format!("'{s}' is longer than the most allowed, 24h"));
+    }
+    Ok(d)
 }
 
 fn parse_module(s: &str) -> Result<(String, PathBuf), String> {
@@ -155,33 +191,6 @@ fn parse_module(s: &str) -> Result<(String, PathBuf), String> {
             "'{s}' is not NAME=FILE, as in --module json=lib/json.lua"
         )),
     }
-}
-
-/// Reads a script (or `-` for stdin) as UTF-8 text; returns it with its chunk name.
-fn read_script(path: &Path) -> Result<(String, String)> {
-    let (bytes, chunk) = if path == Path::new("-") {
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .read_to_end(&mut bytes)
-            .context("cannot read the script from standard input")?;
-        (bytes, "stdin".to_owned())
-    } else {
-        let bytes =
-            std::fs::read(path).with_context(|| format!("cannot read '{}'", path.display()))?;
-        let chunk = path.file_name().map_or_else(
-            || path.display().to_string(),
-            |n| n.to_string_lossy().into_owned(),
-        );
-        (bytes, chunk)
-    };
-    let text = String::from_utf8(bytes).map_err(|e| {
-        anyhow!(
-            "'{}' is not UTF-8 text (invalid byte at offset {}); moonbox runs UTF-8 Lua source",
-            path.display(),
-            e.utf8_error().valid_up_to()
-        )
-    })?;
-    Ok((text, chunk))
 }
 
 impl SandboxArgs {
@@ -196,6 +205,7 @@ impl SandboxArgs {
             timeout: self.timeout,
             ..Limits::default()
         };
+        let deadline = input::Deadline::after(self.timeout);
         let mut builder: SandboxBuilder<()> = Sandbox::builder().limits(limits);
         for name in &self.allow {
             builder = builder.allow(name);
@@ -207,10 +217,17 @@ impl SandboxArgs {
             });
         }
         if let Some(path) = &self.records {
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read records '{}'", path.display()))?;
+            let bytes = input::read(path, "records", self.max_records_bytes, &deadline)?;
+            let text = std::str::from_utf8(&bytes).map_err(|e| {
+                anyhow::anyhow!(
+                    "records '{}' are not UTF-8 JSON (invalid byte at offset {})",
+                    path.display(),
+                    e.valid_up_to()
+                )
+            })?;
             let records =
-                Records::from_json(&text).with_context(|| format!("in '{}'", path.display()))?;
+                Records::from_json(text).with_context(|| format!("in '{}'", path.display()))?;
+            drop(bytes);
             builder = builder.capability(records.capability());
         }
         let mut seen = Vec::new();
@@ -219,9 +236,8 @@ impl SandboxArgs {
                 bail!("module '{name}' is given twice with --module; each name may appear once");
             }
             seen.push(name.clone());
-            let source = std::fs::read_to_string(file).with_context(|| {
-                format!("cannot read module '{name}' from '{}'", file.display())
-            })?;
+            let what = format!("module '{name}'");
+            let source = input::read(file, &what, self.max_script_bytes, &deadline)?;
             builder = builder.module(name, source);
         }
         Ok(builder.build()?)
@@ -239,57 +255,61 @@ fn exit_code(kind: ErrorKind) -> u8 {
 }
 
 async fn run(file: &Path, json: bool, args: &SandboxArgs) -> Result<u8> {
-    let (code, chunk) = read_script(file)?;
+    let deadline = input::Deadline::after(args.timeout);
+    let code = input::read(file, "script", args.max_script_bytes, &deadline)?;
+    let chunk = input::chunk_name(file);
+    // Standard output is checked before anything runs: a closed stdout is a
+    // host error, not a silent success.
+    let stdout = input::Stdout::open()?;
     let sandbox = args.build()?;
     let mut session = sandbox.session(()).await?;
     session.set_chunk_name(&chunk);
-    let outcome = session.eval(&code).await;
-    let mut stdout = std::io::stdout().lock();
-    if json {
-        let report = report(&outcome);
-        writeln!(stdout, "{report}")?;
-        return Ok(outcome.as_ref().err().map_or(0, |e| exit_code(e.kind)));
+    if !json {
+        // Output streams to stdout as the script writes it.
+        session.set_output_sink(Some(stdout.sink()));
     }
-    let output = match &outcome {
-        Ok(out) => &out.output,
-        Err(e) => &e.output,
-    };
-    for line in output {
-        writeln!(stdout, "{line}")?;
+    let outcome = session.eval(&code).await;
+    if json {
+        let report = Report::from(&outcome);
+        stdout.write(format!("{}\n", report.to_json()).as_bytes());
+        stdout.finish()?;
+        return Ok(match &outcome {
+            Ok(out) => out.exit_code.map_or(0, exit_status),
+            Err(e) => exit_code(e.kind),
+        });
     }
     match outcome {
         Ok(out) => {
-            if !out.values.is_empty() {
-                writeln!(stdout, "{}", serde_json::Value::Array(out.values))?;
+            if out.exit_code.is_none() && !out.values.is_empty() {
+                stdout.write(format!("{}\n", serde_json::Value::Array(out.values)).as_bytes());
             }
-            Ok(0)
+            stdout.finish()?;
+            Ok(out.exit_code.map_or(0, exit_status))
         }
         Err(e) => {
-            stdout.flush()?;
+            stdout.finish()?;
             eprintln!("{e}");
+            if e.kind == ErrorKind::InvalidValue {
+                eprintln!(
+                    "note: `moonbox run` prints a chunk's return values as JSON; end the file without returning that value (or return something JSON can hold) to run it as lua5.4 would"
+                );
+            }
             Ok(exit_code(e.kind))
         }
     }
 }
 
-fn report(outcome: &Result<EvalOutput, EvalError>) -> serde_json::Value {
-    match outcome {
-        Ok(out) => serde_json::json!({
-            "ok": true, "values": out.values, "output": out.output, "error": null, "stats": out.stats,
-        }),
-        Err(e) => serde_json::json!({
-            "ok": false,
-            "values": [],
-            "output": e.output,
-            "error": { "kind": e.kind, "message": e.message, "chunk": e.chunk, "line": e.line, "traceback": e.traceback },
-            "stats": e.stats,
-        }),
-    }
+/// The process status for an allowed `os.exit(code)`: the low byte, as a
+/// POSIX shell sees it.
+fn exit_status(code: i32) -> u8 {
+    (code & 0xff) as u8
 }
 
-async fn check(file: &Path) -> Result<u8> {
-    let (code, chunk) = read_script(file)?;
-    let sandbox = Sandbox::builder().build()?;
+async fn check(file: &Path, args: &SandboxArgs) -> Result<u8> {
+    let deadline = input::Deadline::after(args.timeout);
+    let code = input::read(file, "script", args.max_script_bytes, &deadline)?;
+    let chunk = input::chunk_name(file);
+    let sandbox = args.build()?;
     match sandbox.check(&code, &chunk).await {
         Ok(()) => Ok(0),
         Err(e) => {
@@ -329,7 +349,7 @@ fn main() -> ExitCode {
                 json,
                 sandbox,
             } => run(file, *json, sandbox).await,
-            Command::Check { file } => check(file).await,
+            Command::Check { file, sandbox } => check(file, sandbox).await,
             Command::ToolSchema { format, sandbox } => tool_schema(*format, sandbox),
             Command::Bench(options) => bench::run(options).await.map(|()| 0),
         }
@@ -365,6 +385,20 @@ mod tests {
         assert_eq!(parse_duration("2s"), Ok(Duration::from_secs(2)));
         assert_eq!(parse_duration("500ms"), Ok(Duration::from_millis(500)));
         assert!(parse_duration("2 fortnights").is_err());
+    }
+
+    #[test]
+    fn durations_and_sizes_past_their_bound_are_refused_without_panicking() {
+        assert!(
+            parse_duration("18446744073709551615s")
+                .unwrap_err()
+                .contains("longer than the most allowed")
+        );
+        assert!(parse_duration("25h").is_err());
+        assert!(parse_duration("0ms").is_err());
+        assert!(parse_size("99999999999999999999").is_err());
+        assert!(parse_size("17179869184GiB").unwrap_err().contains("larger"));
+        assert!(parse_size("0").is_err());
     }
 
     #[test]

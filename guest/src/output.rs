@@ -1,0 +1,207 @@
+//! The script's output: `print`, `io.write` and `io.stdout` all write to the
+//! host's `output` stream, unbuffered and in order, as the script runs, so
+//! whatever later stops the eval, the host already holds every byte written
+//! before it.
+//!
+//! `io.stdout` stays the reference library's file object; only the C stream
+//! behind it is replaced by one (`fopencookie`) whose writes come here. Its
+//! methods (`write`, `flush`, `setvbuf`, `close`...) therefore behave exactly
+//! as in `lua5.4`, and `io.write` and `print` interleave as they would there.
+
+use std::ffi::{c_char, c_int, c_void};
+
+use crate::bindings::moonbox::sandbox::output;
+use crate::lua::{self, Raise, ffi, lua_State};
+use crate::vm::{Kind, Vm};
+
+/// Writes `bytes` to the host's stream, counting them against
+/// `max-output-bytes`. What fits is written; past the limit the limit trips
+/// (with `position` in front of its message) and `false` is returned. After
+/// any trip nothing more is written.
+pub fn write(vm: &Vm, bytes: &[u8], position: impl FnOnce() -> String) -> bool {
+    if vm.has_tripped() {
+        return false;
+    }
+    let used = vm.output_bytes.get();
+    let max = vm.limits.max_output_bytes;
+    let room = usize::try_from(max.saturating_sub(used)).unwrap_or(usize::MAX);
+    if bytes.len() > room {
+        if room > 0 {
+            output::write(&bytes[..room]);
+        }
+        vm.output_bytes.set(max);
+        vm.trip(
+            Kind::OutputLimit,
+            format!(
+                "{}output limit exceeded (max-output-bytes is {max})",
+                position()
+            ),
+        );
+        return false;
+    }
+    if !bytes.is_empty() {
+        output::write(bytes);
+        vm.output_bytes.set(used + bytes.len() as u64);
+    }
+    true
+}
+
+unsafe extern "C-unwind" fn print_entry(l: *mut lua_State) -> c_int {
+    unsafe {
+        match print_body(l) {
+            Ok(n) => n,
+            Err(Raise) => ffi::lua_error(l),
+        }
+    }
+}
+
+/// `print`, as the reference writes it: each argument through
+/// `luaL_tolstring` (so `__tostring` and `__name` apply), tabs between them,
+/// a newline at the end, each piece written as soon as it is ready.
+unsafe fn print_body(l: *mut lua_State) -> Result<c_int, Raise> {
+    unsafe {
+        let vm = Vm::from_state(l);
+        let n = ffi::lua_gettop(l);
+        let position = || lua::position(l, 1);
+        for i in 1..=n {
+            let mut len = 0usize;
+            let s = ffi::luaL_tolstring(l, i, &mut len);
+            let piece = std::slice::from_raw_parts(s.cast::<u8>(), len);
+            if (i > 1 && !write(vm, b"\t", position)) || !write(vm, piece, position) {
+                return Err(raise_trip(l, vm));
+            }
+            ffi::lua_pop(l, 1);
+        }
+        if !write(vm, b"\n", position) {
+            return Err(raise_trip(l, vm));
+        }
+        Ok(0)
+    }
+}
+
+/// Pushes the tripped limit's message and arms the hook on `l`.
+unsafe fn raise_trip(l: *mut lua_State, vm: &Vm) -> Raise {
+    unsafe {
+        crate::limits::arm_tripped(l);
+        vm.push_trip(l);
+        Raise
+    }
+}
+
+/// `luaL_Stream`, the userdata behind a Lua file object (lauxlib.h).
+#[repr(C)]
+struct Stream {
+    f: *mut c_void,
+    closef: Option<ffi::lua_CFunction>,
+}
+
+type CookieWrite = unsafe extern "C" fn(*mut c_void, *const c_char, usize) -> isize;
+
+/// `cookie_io_functions_t` (stdio.h, `_GNU_SOURCE`).
+#[repr(C)]
+struct CookieFunctions {
+    read: *const c_void,
+    write: Option<CookieWrite>,
+    seek: *const c_void,
+    close: *const c_void,
+}
+
+unsafe extern "C" {
+    fn fopencookie(cookie: *mut c_void, mode: *const c_char, funcs: CookieFunctions)
+    -> *mut c_void;
+    fn setvbuf(f: *mut c_void, buf: *mut c_char, mode: c_int, size: usize) -> c_int;
+    fn clearerr(f: *mut c_void);
+    fn fclose(f: *mut c_void) -> c_int;
+}
+
+/// `_IONBF` in wasi-libc's stdio.h.
+const IONBF: c_int = 2;
+
+/// The C stream's write function: the cookie is the Vm.
+unsafe extern "C" fn cookie_write(cookie: *mut c_void, buf: *const c_char, len: usize) -> isize {
+    // SAFETY: the cookie is the Vm that opened the stream and outlives it
+    // (`Vm::drop` closes the stream after the state).
+    let vm = unsafe { &*(cookie as *const Vm) };
+    let bytes = if len == 0 {
+        &[][..]
+    } else {
+        // SAFETY: stdio hands over `len` readable bytes.
+        unsafe { std::slice::from_raw_parts(buf.cast::<u8>(), len) }
+    };
+    // The running function is a C function (`write`); its caller is the
+    // script. The main thread's frames name it, or the `resume` that is
+    // running the coroutine which wrote.
+    // SAFETY: the state is live while a script writes.
+    let position = || unsafe { lua::position(vm.state(), 1) };
+    if write(vm, bytes, position) {
+        isize::try_from(len).unwrap_or(isize::MAX)
+    } else {
+        // A short write: `file:write` returns `nil, message`, and the trip
+        // stops the script at its next instruction.
+        -1
+    }
+}
+
+/// A C stream, unbuffered, whose writes go to the output stream.
+pub struct Stdout(*mut c_void);
+
+impl Stdout {
+    /// Opens the stream for `vm`, or `None` if the C library cannot.
+    pub fn open(vm: &Vm) -> Option<Stdout> {
+        let funcs = CookieFunctions {
+            read: std::ptr::null(),
+            write: Some(cookie_write),
+            seek: std::ptr::null(),
+            close: std::ptr::null(),
+        };
+        // SAFETY: the cookie is a stable pointer to the boxed Vm, which owns
+        // the stream and closes it before it is freed.
+        let f = unsafe {
+            fopencookie(
+                (vm as *const Vm).cast_mut().cast::<c_void>(),
+                c"w".as_ptr(),
+                funcs,
+            )
+        };
+        if f.is_null() {
+            return None;
+        }
+        // SAFETY: a stream just opened, before any I/O on it.
+        unsafe { setvbuf(f, std::ptr::null_mut(), IONBF, 0) };
+        Some(Stdout(f))
+    }
+
+    /// Clears the error flag a refused write left, before the next eval.
+    pub fn reset(&self) {
+        // SAFETY: the stream is open.
+        unsafe { clearerr(self.0) };
+    }
+}
+
+impl Drop for Stdout {
+    fn drop(&mut self) {
+        // SAFETY: opened by `open`, closed once; the Lua state that used it
+        // is already closed (the Vm drops the state first).
+        unsafe { fclose(self.0) };
+    }
+}
+
+/// Installs `print` and points the `io` library's standard output at
+/// `stdout`. Runs in protected mode before the sandbox rebuilds `io`.
+///
+/// # Safety
+/// `l` is a live Vm-owned state; `globals` and `io` are absolute indices of
+/// the globals table and the original `io` table.
+pub unsafe fn install(l: *mut lua_State, globals: c_int, io: c_int, stdout: &Stdout) {
+    unsafe {
+        ffi::lua_pushcfunction(l, print_entry);
+        lua::set_field(l, globals, "print");
+        if lua::get_field(l, io, "stdout") == ffi::LUA_TUSERDATA {
+            let stream = ffi::luaL_testudata(l, -1, c"FILE*".as_ptr()).cast::<Stream>();
+            if !stream.is_null() {
+                (*stream).f = stdout.0;
+            }
+        }
+        ffi::lua_pop(l, 1);
+    }
+}

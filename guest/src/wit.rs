@@ -1,0 +1,131 @@
+//! The WIT bindings and the conversions between their types and the
+//! guest's own, at the edge of the component.
+
+pub(crate) mod bindings {
+    wit_bindgen::generate!({
+        path: "../wit",
+        world: "guest",
+    });
+}
+
+use bindings::exports::moonbox::sandbox::lua::{Guest, GuestSession, Session as SessionHandle};
+use bindings::moonbox::sandbox::types;
+
+pub use types::Value;
+
+use crate::sandbox;
+use crate::session::{self, Finished};
+use crate::vm::{self, Kind};
+
+struct Component;
+
+impl Guest for Component {
+    type Session = GuestSessionImpl;
+}
+
+/// The exported `session` resource.
+struct GuestSessionImpl(session::Session);
+
+impl GuestSession for GuestSessionImpl {
+    fn create(config: types::Config) -> Result<SessionHandle, String> {
+        let l = config.limits;
+        let config = session::Config {
+            limits: vm::Limits {
+                max_instructions: l.max_instructions,
+                max_call_depth: l.max_call_depth,
+                max_string_bytes: l.max_string_bytes,
+                max_memory_bytes: l.max_memory_bytes,
+                max_output_bytes: l.max_output_bytes,
+                max_value_depth: l.max_value_depth,
+            },
+            allow: config.allow,
+            modules: config
+                .modules
+                .into_iter()
+                .map(|m| sandbox::Module {
+                    name: m.name,
+                    source: m.source,
+                })
+                .collect(),
+            capabilities: config
+                .capabilities
+                .into_iter()
+                .map(|c| vm::Capability {
+                    name: c.name,
+                    min_args: c.min_args,
+                    max_args: c.max_args,
+                })
+                .collect(),
+            deterministic: config.deterministic.map(|d| (d.clock, d.seed)),
+        };
+        let inner = session::Session::create(config)?;
+        Ok(SessionHandle::new(GuestSessionImpl(inner)))
+    }
+
+    fn eval(&self, request: types::EvalRequest) -> Result<types::Success, types::Failure> {
+        let inputs: Vec<session::Input> = request
+            .inputs
+            .into_iter()
+            .map(|i| session::Input {
+                name: i.name,
+                value: i.value,
+            })
+            .collect();
+        let outcome = self.0.eval(&request.code, &request.chunk_name, &inputs);
+        let stats = types::Stats {
+            instructions: outcome.stats.instructions,
+            peak_memory_bytes: outcome.stats.peak_memory_bytes,
+            capability_calls: outcome.stats.capability_calls,
+            output_bytes: outcome.stats.output_bytes,
+        };
+        match outcome.result {
+            Ok(Finished::Returned(values)) => Ok(types::Success {
+                values,
+                exit_code: None,
+                stats,
+            }),
+            Ok(Finished::Exited(code)) => Ok(types::Success {
+                values: "[]".to_owned(),
+                exit_code: Some(code),
+                stats,
+            }),
+            Err(error) => Err(types::Failure {
+                error: to_wit_error(error),
+                stats,
+            }),
+        }
+    }
+
+    fn check(&self, code: Vec<u8>, chunk_name: String) -> Result<(), types::LuaError> {
+        self.0.check(&code, &chunk_name).map_err(to_wit_error)
+    }
+}
+
+fn to_wit_error(e: session::Error) -> types::LuaError {
+    use types::ErrorKind as K;
+    let kind = match e.kind {
+        Kind::Syntax => K::Syntax,
+        Kind::Runtime => K::Runtime,
+        Kind::Sandboxed => K::Sandboxed,
+        Kind::Capability => K::Capability,
+        Kind::InstructionLimit => K::InstructionLimit,
+        Kind::CallDepth => K::CallDepth,
+        Kind::MemoryLimit => K::MemoryLimit,
+        Kind::StringSize => K::StringSize,
+        Kind::OutputLimit => K::OutputLimit,
+        Kind::InvalidValue => K::InvalidValue,
+        // `eval` turns an exit into a success before it gets here.
+        Kind::Exit(_) => K::Runtime,
+    };
+    types::LuaError {
+        kind,
+        message: e.message,
+        chunk: e.chunk,
+        line: e.line,
+        traceback: e.traceback,
+    }
+}
+
+// `capability` names the import through `crate::bindings`.
+
+bindings::export!(Component with_types_in bindings);

@@ -1,0 +1,162 @@
+//! The CLI's inputs and its standard output: every file is read with a size
+//! cap and within the run's timeout (a FIFO or a slow stdin cannot hold the
+//! process), and every write to stdout is checked.
+
+use std::fs::File;
+use std::io::{LineWriter, Read, Write};
+use std::os::fd::AsFd;
+use std::path::Path;
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, anyhow, bail};
+use moonbox::OutputSink;
+
+/// When reading inputs must be done: the run's timeout, from the start.
+pub(crate) struct Deadline {
+    at: Instant,
+    timeout: Duration,
+}
+
+impl Deadline {
+    pub(crate) fn after(timeout: Duration) -> Self {
+        Deadline {
+            at: Instant::now() + timeout,
+            timeout,
+        }
+    }
+}
+
+/// Reads `path` (`-` for stdin) whole, refusing more than `max` bytes and
+/// giving up at the deadline. `what` names the input in messages.
+pub(crate) fn read(path: &Path, what: &str, max: u64, deadline: &Deadline) -> Result<Vec<u8>> {
+    let shown = if path == Path::new("-") {
+        "standard input".to_owned()
+    } else {
+        format!("'{}'", path.display())
+    };
+    let too_large = || {
+        anyhow!(
+            "the {what} {shown} is larger than {max} bytes; raise --max-{}-bytes to read it",
+            if what == "records" {
+                "records"
+            } else {
+                "script"
+            }
+        )
+    };
+    // A regular file is read in place; anything else (stdin, a FIFO, a
+    // device) on its own thread, so that a reader that never finishes only
+    // costs the deadline.
+    let regular = path != Path::new("-") && std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    if regular {
+        return match read_capped(path, max) {
+            Ok(Some(bytes)) => Ok(bytes),
+            Ok(None) => Err(too_large()),
+            Err(e) => bail!("cannot read the {what} {shown}: {e}"),
+        };
+    }
+    let (tx, rx) = mpsc::channel();
+    let owned = path.to_path_buf();
+    std::thread::Builder::new()
+        .name("moonbox-read".into())
+        .spawn(move || {
+            let result = read_capped(&owned, max);
+            let _ = tx.send(result);
+        })
+        .map_err(|e| anyhow!("cannot start a thread to read the {what}: {e}"))?;
+    let wait = deadline.at.saturating_duration_since(Instant::now());
+    match rx.recv_timeout(wait) {
+        Ok(Ok(Some(bytes))) => Ok(bytes),
+        Ok(Ok(None)) => Err(too_large()),
+        Ok(Err(e)) => bail!("cannot read the {what} {shown}: {e}"),
+        Err(_) => bail!(
+            "reading the {what} {shown} took longer than the {} ms timeout",
+            deadline.timeout.as_millis()
+        ),
+    }
+}
+
+/// `None` when the input has more than `max` bytes.
+fn read_capped(path: &Path, max: u64) -> std::io::Result<Option<Vec<u8>>> {
+    let mut bytes = Vec::new();
+    let limit = max.saturating_add(1);
+    if path == Path::new("-") {
+        std::io::stdin()
+            .lock()
+            .take(limit)
+            .read_to_end(&mut bytes)?;
+    } else {
+        let file = File::open(path)?;
+        if file.metadata()?.is_dir() {
+            return Err(std::io::Error::other("it is a directory"));
+        }
+        file.take(limit).read_to_end(&mut bytes)?;
+    }
+    Ok((bytes.len() as u64 <= max).then_some(bytes))
+}
+
+/// The chunk name for messages: the file's name, or `stdin`.
+pub(crate) fn chunk_name(path: &Path) -> String {
+    if path == Path::new("-") {
+        return "stdin".to_owned();
+    }
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// Standard output, written through its own descriptor so that a closed or
+/// broken stdout is an error (Rust's `stdout()` hides a closed descriptor),
+/// line-buffered, with the first write error kept for the exit status.
+#[derive(Clone)]
+pub(crate) struct Stdout {
+    inner: Arc<Mutex<(LineWriter<File>, Option<std::io::Error>)>>,
+}
+
+impl Stdout {
+    /// Fails when standard output is closed.
+    pub(crate) fn open() -> Result<Stdout> {
+        let fd = std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .map_err(|e| anyhow!("cannot write to standard output: {e}"))?;
+        Ok(Stdout {
+            inner: Arc::new(Mutex::new((LineWriter::new(File::from(fd)), None))),
+        })
+    }
+
+    /// Writes `bytes`, remembering the first failure.
+    pub(crate) fn write(&self, bytes: &[u8]) {
+        let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let (writer, error) = &mut *guard;
+        if error.is_none()
+            && let Err(e) = writer.write_all(bytes)
+        {
+            *error = Some(e);
+        }
+    }
+
+    /// A sink that streams a session's output here.
+    pub(crate) fn sink(&self) -> OutputSink {
+        let this = self.clone();
+        Arc::new(move |bytes: &[u8]| this.write(bytes))
+    }
+
+    /// Flushes, and reports the first write error.
+    pub(crate) fn finish(&self) -> Result<()> {
+        let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let (writer, error) = &mut *guard;
+        if error.is_none()
+            && let Err(e) = writer.flush()
+        {
+            *error = Some(e);
+        }
+        match error.take() {
+            Some(e) => bail!("cannot write to standard output: {e}"),
+            None => Ok(()),
+        }
+    }
+}

@@ -1,0 +1,198 @@
+//! [`Report`]: the one serialised form of an eval's outcome, shared by the
+//! CLI's `--json`, the agent tool's result and the case runners.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::error::{ErrorKind, EvalError};
+use crate::outcome::{EvalOutput, Stats};
+
+/// The outcome of one eval as one JSON object, whether it succeeded or not.
+///
+/// Every surface that serialises an outcome uses this type, so the shape is
+/// the same everywhere:
+///
+/// ```json
+/// {"version": 1, "ok": false, "values": [], "output": "step 1\n",
+///  "exit_code": null,
+///  "error": {"kind": "timeout", "message": "...", "chunk": "main.lua",
+///            "line": null, "traceback": null, "summary": "error[timeout]: ..."},
+///  "stats": {"fuel_used": 123, "instructions": null, ...}}
+/// ```
+///
+/// Output is bytes; JSON strings are text. `output` is the output with
+/// invalid UTF-8 replaced by U+FFFD, and `output_base64` (present only then)
+/// carries the exact bytes.
+///
+/// [`Report::VERSION`] changes when a field is removed, renamed or changes
+/// meaning; new fields may appear without a change (docs/wit.md).
+///
+/// ```
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let sandbox = moonbox::Sandbox::builder().build()?;
+/// let report = moonbox::Report::from(&sandbox.eval("print('hi') error('boom')").await);
+/// assert!(!report.ok);
+/// assert_eq!(report.output, "hi\n");
+/// let error = report.error.as_ref().unwrap();
+/// assert_eq!(error.kind, moonbox::ErrorKind::Runtime);
+/// assert_eq!(error.line, Some(1));
+/// # Ok(()) }
+/// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// The report format's version: [`Report::VERSION`].
+    pub version: u32,
+    /// Whether the eval finished without an error (an `os.exit` counts as
+    /// finished; see `exit_code`).
+    pub ok: bool,
+    /// The returned values (`[]` on error).
+    pub values: Vec<Value>,
+    /// What the script wrote, as text (invalid UTF-8 replaced).
+    pub output: String,
+    /// The exact output bytes, in standard base64, when they are not UTF-8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_base64: Option<String>,
+    /// The status of an allowed `os.exit`, if the script called it.
+    pub exit_code: Option<i32>,
+    /// Why the eval failed.
+    pub error: Option<ReportError>,
+    /// What the eval cost, up to where it stopped.
+    pub stats: Stats,
+}
+
+/// The error part of a [`Report`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ReportError {
+    /// What went wrong.
+    pub kind: ErrorKind,
+    /// The exact message (Lua's, or the host's for outer-wall stops).
+    pub message: String,
+    /// The chunk the error points at.
+    pub chunk: String,
+    /// The line, when known.
+    pub line: Option<u32>,
+    /// The Lua traceback, for errors raised while running.
+    pub traceback: Option<String>,
+    /// The one-line form to show a model or a terminal
+    /// (`error[kind]: message`, control characters escaped).
+    pub summary: String,
+}
+
+impl Report {
+    /// The version of the report format this crate writes.
+    pub const VERSION: u32 = 1;
+
+    /// The report as a JSON value.
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or_else(|e| {
+            serde_json::json!({"version": Self::VERSION, "ok": false, "error": {"kind": "internal", "message": e.to_string()}})
+        })
+    }
+}
+
+impl From<&Result<EvalOutput, EvalError>> for Report {
+    fn from(outcome: &Result<EvalOutput, EvalError>) -> Self {
+        match outcome {
+            Ok(out) => Report::from(out),
+            Err(e) => Report::from(e),
+        }
+    }
+}
+
+impl From<&EvalOutput> for Report {
+    fn from(out: &EvalOutput) -> Self {
+        Report {
+            version: Report::VERSION,
+            ok: true,
+            values: out.values.clone(),
+            output: out.output.to_str_lossy().into_owned(),
+            output_base64: (!out.output.is_utf8()).then(|| base64(out.output.as_bytes())),
+            exit_code: out.exit_code,
+            error: None,
+            stats: out.stats,
+        }
+    }
+}
+
+impl From<&EvalError> for Report {
+    fn from(e: &EvalError) -> Self {
+        Report {
+            version: Report::VERSION,
+            ok: false,
+            values: Vec::new(),
+            output: e.output.to_str_lossy().into_owned(),
+            output_base64: (!e.output.is_utf8()).then(|| base64(e.output.as_bytes())),
+            exit_code: None,
+            error: Some(ReportError {
+                kind: e.kind,
+                message: e.message.clone(),
+                chunk: e.chunk.clone(),
+                line: e.line,
+                traceback: e.traceback.clone(),
+                summary: e.to_string(),
+            }),
+            stats: e.stats,
+        }
+    }
+}
+
+/// Standard base64 with padding.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let b = [
+            chunk[0],
+            chunk.get(1).copied().unwrap_or(0),
+            chunk.get(2).copied().unwrap_or(0),
+        ];
+        let n = u32::from(b[0]) << 16 | u32::from(b[1]) << 8 | u32::from(b[2]);
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::outcome::Output;
+
+    #[test]
+    fn base64_matches_the_standard_vectors() {
+        for (plain, encoded) in [
+            ("", ""),
+            ("f", "Zg=="),
+            ("fo", "Zm8="),
+            ("foo", "Zm9v"),
+            ("foob", "Zm9vYg=="),
+            ("fooba", "Zm9vYmE="),
+            ("foobar", "Zm9vYmFy"),
+        ] {
+            assert_eq!(base64(plain.as_bytes()), encoded);
+        }
+    }
+
+    #[test]
+    fn output_that_is_not_utf8_travels_exactly_in_base64() {
+        let out = EvalOutput {
+            output: Output::from(b"\xff\xfeok".to_vec()),
+            ..EvalOutput::default()
+        };
+        let report = Report::from(&out);
+        assert_eq!(report.output, "\u{fffd}\u{fffd}ok");
+        assert_eq!(report.output_base64.as_deref(), Some("//5vaw=="));
+        let utf8 = Report::from(&EvalOutput {
+            output: Output::from("café"),
+            ..EvalOutput::default()
+        });
+        assert_eq!(utf8.output_base64, None);
+        assert!(utf8.to_json().get("output_base64").is_none());
+    }
+}
