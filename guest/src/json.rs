@@ -328,42 +328,114 @@ pub fn max_json_bytes(limits: &Limits) -> u64 {
         .min(limits.max_memory_bytes)
 }
 
-/// `\u00XX` escapes for the control characters that have no short form.
-const HEX: &[u8; 16] = b"0123456789abcdef";
-
-/// Writes `s` as a JSON string literal: runs of bytes that need no escape
-/// are copied whole, so the cost is linear with a small constant.
+/// Writes `s` as a JSON string literal in two linear passes: the first
+/// measures the escaped length (from a table), the second writes into memory
+/// reserved once. A string of control characters costs a few instructions
+/// per byte, like any other.
 fn write_string(out: &mut String, s: &str) {
-    out.reserve(s.len() + 2);
-    out.push('"');
     let bytes = s.as_bytes();
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        let short: Option<&str> = match b {
-            b'"' => Some("\\\""),
-            b'\\' => Some("\\\\"),
-            b'\n' => Some("\\n"),
-            b'\r' => Some("\\r"),
-            b'\t' => Some("\\t"),
-            0x00..=0x1f => None,
-            _ => continue,
-        };
-        // Every byte before `i` is ASCII or part of a UTF-8 sequence that
-        // ends before `i` (escaped bytes are ASCII), so the slice is valid.
-        out.push_str(&s[start..i]);
-        match short {
-            Some(esc) => out.push_str(esc),
-            None => {
-                out.push_str("\\u00");
-                out.push(HEX[usize::from(b >> 4)] as char);
-                out.push(HEX[usize::from(b & 0xf)] as char);
+    let escaped: usize = bytes
+        .iter()
+        .map(|&b| usize::from(ESCAPED_LEN[usize::from(b)]))
+        .sum();
+    let total = escaped + 2;
+    // SAFETY: only ASCII escapes and bytes of `s` copied in order are
+    // written, so the string stays valid UTF-8; exactly `total` bytes are
+    // written into capacity reserved for them before the length is set.
+    unsafe {
+        let vec = out.as_mut_vec();
+        // A large string gets exactly its room (plus a little for the
+        // punctuation that follows), so that the text is not doubled by
+        // amortised growth: the linear memory must hold it beside the heap.
+        if total > 1 << 20 {
+            vec.reserve_exact(total + 64);
+        } else {
+            vec.reserve(total);
+        }
+        let mut at = vec.as_mut_ptr().add(vec.len());
+        *at = b'"';
+        at = at.add(1);
+        if escaped == bytes.len() {
+            // Nothing to escape: one copy.
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), at, bytes.len());
+            at = at.add(bytes.len());
+        } else {
+            at = write_escaped(bytes, at);
+        }
+        *at = b'"';
+        let len = vec.len() + total;
+        vec.set_len(len);
+    }
+}
+
+/// Writes `bytes` escaped at `at`; returns the end.
+///
+/// # Safety
+/// `at` has room for the escaped length of `bytes` (see [`ESCAPED_LEN`]).
+unsafe fn write_escaped(bytes: &[u8], mut at: *mut u8) -> *mut u8 {
+    // SAFETY: the caller reserved room for every escape written here.
+    unsafe {
+        for &b in bytes {
+            match ESCAPED_LEN[usize::from(b)] {
+                1 => {
+                    *at = b;
+                    at = at.add(1);
+                }
+                2 => {
+                    *at = b'\\';
+                    *at.add(1) = SHORT[usize::from(b)];
+                    at = at.add(2);
+                }
+                _ => {
+                    std::ptr::copy_nonoverlapping(CONTROL[usize::from(b)].as_ptr(), at, 6);
+                    at = at.add(6);
+                }
             }
         }
-        start = i + 1;
+        at
     }
-    out.push_str(&s[start..]);
-    out.push('"');
 }
+
+/// How many bytes each byte becomes inside a JSON string: 1 (itself), 2 (a
+/// short escape) or 6 (`\u00XX`).
+const ESCAPED_LEN: [u8; 256] = {
+    let mut table = [1u8; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        table[i] = 6;
+        i += 1;
+    }
+    table[b'\n' as usize] = 2;
+    table[b'\r' as usize] = 2;
+    table[b'\t' as usize] = 2;
+    table[b'"' as usize] = 2;
+    table[b'\\' as usize] = 2;
+    table
+};
+
+/// The letter after the backslash of each short escape.
+const SHORT: [u8; 256] = {
+    let mut table = [0u8; 256];
+    table[b'\n' as usize] = b'n';
+    table[b'\r' as usize] = b'r';
+    table[b'\t' as usize] = b't';
+    table[b'"' as usize] = b'"';
+    table[b'\\' as usize] = b'\\';
+    table
+};
+
+/// `\u00XX` for each control character.
+const CONTROL: [[u8; 6]; 32] = {
+    let hex = b"0123456789abcdef";
+    let mut table = [*b"\\u0000"; 32];
+    let mut i = 0;
+    while i < 32 {
+        table[i][4] = hex[i >> 4];
+        table[i][5] = hex[i & 0xf];
+        i += 1;
+    }
+    table
+};
 
 /// Encodes stack values `first..=last` as a JSON array. Paths are named
 /// `{root}[i]`, counting from 1.

@@ -216,3 +216,19 @@ fn lua_literal_of(v: &serde_json::Value) -> String {
         .collect();
     format!("{{{}}}", items.join(", "))
 }
+
+/// A legal string full of control characters crosses the boundary at a cost
+/// linear in its size, within the default fuel and linear memory.
+#[tokio::test]
+async fn control_characters_cross_cheaply() {
+    let sb = sandbox();
+    let out = crate::support::ok(&sb, "return ('\\1\\31'):rep(4 << 20)").await;
+    let text = out.values[0].as_str().expect("a string");
+    assert_eq!(text.len(), 8 << 20);
+    assert!(text.bytes().all(|b| b < 0x20));
+    assert!(
+        out.stats.fuel_used < moonbox::Limits::DEFAULT_FUEL / 4,
+        "fuel used: {}",
+        out.stats.fuel_used
+    );
+}
