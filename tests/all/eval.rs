@@ -265,3 +265,37 @@ async fn xpcall_keeps_reference_behaviour() {
         "main.lua:1: bad argument #2 to 'xpcall' (function expected, got no value)"
     );
 }
+
+/// The description a model reads states limits in units that keep their
+/// value, and tells the truth about `io`.
+#[tokio::test]
+async fn the_tool_description_states_limits_and_io_truthfully() {
+    let sb = moonbox::Sandbox::builder()
+        .limits(moonbox::Limits {
+            max_string_bytes: 1024,
+            max_output_bytes: 1536,
+            ..moonbox::Limits::default()
+        })
+        .build()
+        .unwrap();
+    let d = moonbox::tool::description(&sb);
+    assert!(d.contains("strings up to 1 KiB"), "{d}");
+    assert!(d.contains("1.5 KiB of output"), "{d}");
+    assert!(d.contains("64 MiB of memory"), "{d}");
+    assert!(
+        d.contains("including io.write, io.stdout:write and print"),
+        "{d}"
+    );
+    let sb = moonbox::Sandbox::builder().allow("io").build().unwrap();
+    let d = moonbox::tool::description(&sb);
+    assert!(d.contains("including io (the whole library"), "{d}");
+    assert!(d.contains("Also allowed: io."), "{d}");
+    // The result is the report.
+    let result = moonbox::tool::result(&sb.eval("print('x') error('boom')").await);
+    assert_eq!(result["ok"], false);
+    assert_eq!(result["output"], "x\n");
+    assert_eq!(
+        result["error"]["summary"],
+        "error[runtime]: main.lua:1: boom"
+    );
+}
