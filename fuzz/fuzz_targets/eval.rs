@@ -1,5 +1,6 @@
-//! `Sandbox::eval` on arbitrary bytes (as lossy UTF-8): whatever the script,
-//! the host must not crash, the result must be a value or a typed error, and
+//! `Sandbox::eval` on arbitrary bytes (Lua source is bytes): whatever the
+//! script, the host must not crash, the result must be a value or a typed
+//! error whose report is one JSON object, output never passes its limit, and
 //! the sandbox must keep serving.
 #![no_main]
 
@@ -35,15 +36,21 @@ fn fixture() -> &'static Fixture {
 
 fuzz_target!(|data: &[u8]| {
     let f = fixture();
-    let code = String::from_utf8_lossy(data);
     f.runtime.block_on(async {
-        match f.sandbox.eval(&code).await {
+        let outcome = f.sandbox.eval(data).await;
+        let report = moonbox::Report::from(&outcome).to_json();
+        assert!(report.is_object() && report["version"] == 1, "{report}");
+        let max_output = f.sandbox.limits().max_output_bytes as usize;
+        match outcome {
             Ok(out) => {
+                assert!(out.output.len() <= max_output);
                 serde_json::to_string(&out).expect("outputs serialize");
             }
             Err(e) => {
+                assert!(e.output.len() <= max_output);
                 assert_ne!(e.kind, ErrorKind::SessionPoisoned, "a fresh eval is never poisoned");
-                assert!(!e.to_string().contains('\n'), "Display is one line: {e}");
+                let line = e.to_string();
+                assert!(!line.chars().any(char::is_control), "Display is one clean line: {line:?}");
             }
         }
         let out = f.sandbox.eval("return 1 + 1").await.expect("the sandbox keeps serving");

@@ -1,0 +1,63 @@
+//! The CLI's flag parsing on arbitrary arguments: the `run` flags exactly as
+//! the binary parses them (its `args` module, included by path), then the
+//! limits they set checked by the library. Whatever the arguments, parsing
+//! and validation return a value or an error, never a panic, and every
+//! accepted set of limits builds a working sandbox.
+#![no_main]
+
+#[path = "../../host/src/bin/moonbox/args.rs"]
+#[allow(dead_code, reason = "the fuzz target uses only the parsing half of the module")]
+mod args;
+#[path = "../../host/src/bin/moonbox/input.rs"]
+#[allow(dead_code, reason = "args.rs reads its files through this module")]
+mod input;
+
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use clap::Parser;
+use libfuzzer_sys::fuzz_target;
+use moonbox::Sandbox;
+
+/// `moonbox run`'s arguments.
+#[derive(Parser)]
+struct Run {
+    file: PathBuf,
+    #[arg(long)]
+    json: bool,
+    #[command(flatten)]
+    sandbox: args::SandboxArgs,
+}
+
+fn runtime() -> &'static tokio::runtime::Runtime {
+    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
+    RUNTIME.get_or_init(|| {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a runtime")
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    // Arguments are NUL-separated pieces of the input.
+    let argv: Vec<String> = std::iter::once("run".to_owned())
+        .chain(
+            data.split(|&b| b == 0)
+                .map(|a| String::from_utf8_lossy(a).into_owned()),
+        )
+        .collect();
+    let Ok(run) = Run::try_parse_from(&argv) else {
+        return;
+    };
+    let limits = run.sandbox.limits();
+    // Only the limits are built: files named by --records or --module are
+    // not read here.
+    let built = Sandbox::builder().limits(limits).build();
+    if let Ok(sandbox) = built {
+        let out = runtime()
+            .block_on(sandbox.eval("return 1"))
+            .expect("accepted limits run a trivial chunk");
+        assert_eq!(out.values, [serde_json::json!(1)]);
+    }
+});
