@@ -2,16 +2,20 @@
 //
 //     node run.mjs [CASES.json]        (default: ../cases.json)
 //
-// The component is transpiled by jco (`npm run build`) into ./gen/ in
-// "instantiation" mode, so this file hands it every import itself: the
-// `moonbox:sandbox/capabilities` interface, implemented below, and the WASI
+// The component (`moonbox:sandbox@0.2.0`) is transpiled by jco (`npm run
+// build`) into ./gen/ in "instantiation" mode, so this file hands it every
+// import itself: the `moonbox:sandbox/output` and
+// `moonbox:sandbox/capabilities` interfaces, implemented below, and the WASI
 // 0.2 interfaces, taken from @bytecodealliance/preview2-shim with nothing
 // granted (no preopened directories, no environment, no arguments).
 //
 // For each case it creates a session with the file's config (the case's
-// `limits` merged over `config.limits`), evaluates the script and prints one
-// JSON line. It does not judge the results: a separate checker compares the
-// lines with the cases' expectations and with the other hosts' lines.
+// `limits` merged over `config.limits`), evaluates the script, collects the
+// bytes the script wrote through `output.write`, and prints one JSON line:
+// the report shape of docs/wit.md plus the case's name (see
+// docs/other-runtimes.md). It does not judge the results: a separate checker
+// compares the lines with the cases' expectations and with the other hosts'
+// lines.
 //
 // Exit status: 0 when every case ran, whatever its outcome; 1 when the host
 // failed (the component could not be loaded, or it trapped).
@@ -56,9 +60,13 @@ const u32 = (value, what) => Number(integer(value, what, 0n, 2n ** 32n - 1n));
 const u64 = (value, what) => integer(value, what, 0n, 2n ** 64n - 1n);
 const s64 = (value, what) => integer(value, what, -(2n ** 63n), 2n ** 63n - 1n);
 
+const utf8 = new TextEncoder();
+
 // Converts a config written with the WIT's field names (kebab-case, as in
 // the case file) to the shape jco's bindings take: camelCase field names,
-// bigint for 64-bit integers, `undefined` for an absent option.
+// bigint for 64-bit integers, `undefined` for an absent option, and a
+// Uint8Array for `list<u8>` (module sources are bytes; the case file's are
+// text, sent as UTF-8).
 function witConfig(config, limits) {
   const field = (name) => `config.limits.${name}`;
   return {
@@ -71,12 +79,15 @@ function witConfig(config, limits) {
       maxValueDepth: u32(limits['max-value-depth'], field('max-value-depth')),
     },
     allow: config.allow ?? [],
-    modules: (config.modules ?? []).map(({ name, source }) => ({ name, source })),
+    modules: (config.modules ?? []).map(({ name, source }) => ({ name, source: utf8.encode(source) })),
     capabilities: (config.capabilities ?? []).map((c) => ({
       name: c.name,
       minArgs: u32(c['min-args'], `${c.name}: min-args`),
       maxArgs: u32(c['max-args'], `${c.name}: max-args`),
       doc: c.doc ?? '',
+      // The case list declares no JSON Schemas.
+      paramsSchema: undefined,
+      resultSchema: undefined,
     })),
     deterministic: witDeterminism(config.deterministic),
   };
@@ -95,39 +106,109 @@ function witDeterminism(determinism) {
 // ---------------------------------------------------------------------------
 
 // The `moonbox:sandbox/capabilities` import. `call` receives the capability's
-// name and its arguments as a JSON array text, and returns jco's form of
-// `result<string, string>`: `{ tag: 'ok', val }` with one JSON value as text,
-// or `{ tag: 'err', val }` with a message, which the guest raises as a Lua
-// error. (jco also takes a plain return value as `ok` and a thrown error
-// carrying a `payload` as `err`; any other exception would trap the guest,
-// so nothing is allowed to escape.)
+// name and one `value` per Lua argument, in jco's form of a WIT variant:
+// `{ tag: 'nil' }`, `{ tag: 'boolean' | 'integer' | 'float' | 'text' |
+// 'json', val }` (an integer's `val` is a bigint, a table arrives as JSON
+// text). It returns jco's form of `result<value, string>`: `{ tag: 'ok', val
+// }` with one `value`, or `{ tag: 'err', val }` with a message, which the
+// guest raises as a Lua error. (jco also takes a return value without an
+// `ok`/`err` tag as `ok` and a thrown error carrying a `payload` as `err`;
+// any other exception would trap the guest, so nothing is allowed to
+// escape.)
 function capabilities(records) {
   const handlers = {
-    // records.get(id): the record stored under `id`, or null.
+    // records.get(id): the record stored under `id` as JSON, or nil.
     'records.get': ([id]) => {
-      if (typeof id !== 'string') return err('records.get: the id must be a string');
-      return ok(Object.hasOwn(records, id) ? JSON.stringify(records[id]) : 'null');
+      if (id.tag !== 'text') return err('records.get: the id must be a string');
+      // JSON.stringify writes back the number texts parseJson kept, so the
+      // record reaches the guest exactly as the case file wrote it.
+      return Object.hasOwn(records, id.val) ? ok(json(JSON.stringify(records[id.val]))) : ok(nil);
     },
     // cases.fail(message): always fails with this message.
-    'cases.fail': ([message]) => err(`cases.fail: ${message}`),
+    'cases.fail': ([message]) => err(`cases.fail: ${message.tag === 'text' ? message.val : valueText(message)}`),
+  };
+  const call = (name, args) => {
+    if (!Object.hasOwn(handlers, name)) return err(`${name}: no such capability`);
+    try {
+      return handlers[name](args);
+    } catch (e) {
+      return err(`${name}: ${e.message}`);
+    }
   };
   return {
-    call(name, argsText) {
-      if (!Object.hasOwn(handlers, name)) return err(`${name}: no such capability`);
-      try {
-        // Strings and plain numbers are all these handlers read; a host that
-        // needs integers and floats apart, or 64-bit integers, would parse
-        // with parseJson.
-        return handlers[name](JSON.parse(argsText));
-      } catch (e) {
-        return err(`${name}: ${e.message}`);
-      }
-    },
+    call,
+    // A batch: these handlers are synchronous, so the calls run one after
+    // another, and the replies are in request order.
+    callMany: (calls) => calls.map((request) => call(request.name, request.args)),
   };
 }
 
+// A `value` written as JSON text, for messages.
+function valueText(value) {
+  switch (value.tag) {
+    case 'nil':
+      return 'null';
+    case 'json':
+      return value.val;
+    case 'integer':
+      return value.val.toString();
+    default:
+      return JSON.stringify(value.val);
+  }
+}
+
+const nil = { tag: 'nil' };
+const json = (val) => ({ tag: 'json', val });
 const ok = (val) => ({ tag: 'ok', val });
 const err = (val) => ({ tag: 'err', val });
+
+// ---------------------------------------------------------------------------
+// Output
+// ---------------------------------------------------------------------------
+
+// The `moonbox:sandbox/output` import. The guest writes the script's bytes
+// as it runs, in order; they belong to whichever eval is running. The
+// imports are bound once, to the one instance all sessions share, so `write`
+// appends to the collector of the current eval, which `runCase` starts
+// before `eval` and takes after it, whatever the outcome: bytes written
+// before an error count too.
+class OutputCollector {
+  #chunks = [];
+  #kept = 0;
+  #limit = 0;
+
+  // Starts collecting for one eval, keeping at most `limit` bytes. The guest
+  // never writes past `max-output-bytes`, but a host should not rely on
+  // another component to bound its own memory.
+  start(limit) {
+    this.#chunks = [];
+    this.#kept = 0;
+    this.#limit = limit;
+  }
+
+  // The bytes collected since `start`, in one array; collection stops.
+  take() {
+    const bytes = Buffer.concat(this.#chunks, this.#kept);
+    this.start(0);
+    return bytes;
+  }
+
+  imports() {
+    return {
+      write: (bytes) => {
+        const room = this.#limit - this.#kept;
+        if (room <= 0) return;
+        // `bytes` is a copy jco made of the guest's memory, so keeping it is safe.
+        const kept = bytes.length <= room ? bytes : bytes.subarray(0, room);
+        this.#chunks.push(kept);
+        this.#kept += kept.length;
+      },
+      // Structured log events are apart from the byte stream and not part
+      // of a case's result line, so this host drops them.
+      log: (_level, _message, _fields) => {},
+    };
+  }
+}
 
 // ---------------------------------------------------------------------------
 // WASI
@@ -135,8 +216,9 @@ const err = (val) => ({ tag: 'err', val });
 
 // The WASI imports. The shim's sandbox options grant no directories, no
 // environment and no arguments; the initial working directory is withheld
-// too. The guest's stdout goes to the host's stderr, so that stdout carries
-// only the result lines.
+// too. The guest never writes to WASI stdout (the script's output travels
+// through `output`); should it, that goes to the host's stderr, so that
+// stdout carries only the result lines.
 //
 // With a deterministic config the clocks stand still at the configured
 // instant and random bytes come from a generator seeded by the config, as
@@ -221,58 +303,102 @@ function resultError(e) {
 // Running the cases
 // ---------------------------------------------------------------------------
 
+// The most output bytes kept for one eval, whatever the limit says: far more
+// than any case writes, and within what one Buffer can hold.
+const MAX_KEPT_OUTPUT = 1 << 30;
+
 // A u64 from the guest (a bigint) as an exact JSON integer.
 const exactInteger = (n) => JSON.rawJSON(BigInt(n).toString());
 
 function statsLine(stats) {
   return {
     instructions: exactInteger(stats.instructions),
-    'peak-memory-bytes': exactInteger(stats.peakMemoryBytes),
-    'capability-calls': stats.capabilityCalls,
+    peak_memory_bytes: exactInteger(stats.peakMemoryBytes),
+    capability_calls: stats.capabilityCalls,
+    output_bytes: exactInteger(stats.outputBytes),
   };
 }
 
-// Runs one case in a new session and returns its result line as an object.
-function runCase(lua, file, testCase) {
+// Output as text, with each invalid UTF-8 sequence replaced by U+FFFD, as
+// the Rust host does. `ignoreBOM` keeps a leading byte-order mark, which
+// is part of what the script wrote.
+const lossyUtf8 = new TextDecoder('utf-8', { ignoreBOM: true });
+const strictUtf8 = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true });
+
+// The `output` fields of a line: the text, and the exact bytes in base64
+// when the text cannot hold them.
+function outputFields(bytes) {
+  try {
+    return { output: strictUtf8.decode(bytes) };
+  } catch {
+    return { output: lossyUtf8.decode(bytes), output_base64: bytes.toString('base64') };
+  }
+}
+
+// A result line as JSON text. `outcome.values` is the guest's JSON array
+// text, spliced in verbatim: JSON.parse would turn `1.0` into `1` and round
+// integers past 2^53 (JSON.rawJSON cannot hold an array), and the values must
+// reach the checker exactly.
+function resultLine(name, outcome, outputBytes) {
+  const rest = JSON.stringify({
+    ...outputFields(outputBytes),
+    exit_code: outcome.exitCode,
+    error: outcome.error,
+    stats: statsLine(outcome.stats),
+  });
+  // `rest` is `{"output":...}`: name, ok and values go in front of its members.
+  return `{"name":${JSON.stringify(name)},"ok":${outcome.ok},"values":${outcome.values},${rest.slice(1)}`;
+}
+
+// The line for a case whose session could not be created.
+const createFailed = (name, message) =>
+  JSON.stringify({ name, ok: false, error: { kind: 'create', message } });
+
+// Runs one case in a new session and returns its result line as JSON text.
+function runCase(lua, output, file, testCase) {
   const name = testCase.name;
   let config;
   try {
     config = witConfig(file.config, { ...file.config.limits, ...testCase.limits });
   } catch (e) {
-    return { name, ok: false, kind: 'create', message: e.message };
+    return createFailed(name, e.message);
   }
 
   let session;
   try {
     session = lua.Session.create(config);
   } catch (e) {
-    return { name, ok: false, kind: 'create', message: String(resultError(e)) };
+    return createFailed(name, String(resultError(e)));
   }
 
+  output.start(Math.min(Number(config.limits.maxOutputBytes), MAX_KEPT_OUTPUT));
+  const request = { code: utf8.encode(testCase.script), chunkName: file['chunk-name'], inputs: [] };
+  let outcome;
   try {
-    const success = session.eval(testCase.script, file['chunk-name']);
-    return {
-      name,
-      ok: true,
-      values: success.values,
-      output: success.output,
-      stats: statsLine(success.stats),
-    };
+    const success = session.eval(request);
+    outcome = { ok: true, values: success.values, exitCode: success.exitCode ?? null, error: null, stats: success.stats };
   } catch (e) {
-    const { error, output, stats } = resultError(e);
-    return {
-      name,
+    // A `failure` holds no output: what the script wrote before it failed
+    // has already come through `output`.
+    const { error, stats } = resultError(e);
+    outcome = {
       ok: false,
-      kind: error.kind,
-      message: error.message,
-      chunk: error.chunk,
-      line: error.line ?? null,
-      output,
-      stats: statsLine(stats),
+      values: '[]',
+      exitCode: null,
+      stats,
+      error: {
+        // The line uses snake_case for the WIT's kebab-case enum cases.
+        kind: error.kind.replaceAll('-', '_'),
+        message: error.message,
+        chunk: error.chunk,
+        line: error.line ?? null,
+        traceback: error.traceback ?? null,
+      },
     };
   } finally {
     session[Symbol.dispose]();
   }
+  return resultLine(name, outcome, output.take());
 }
 
 async function main() {
@@ -284,8 +410,10 @@ async function main() {
   const path = process.argv[2] ?? new URL('../cases.json', import.meta.url);
   const file = parseJson(readFileSync(path, 'utf8'));
 
+  const output = new OutputCollector();
   const imports = {
     ...wasiImports(witDeterminism(file.config.deterministic)),
+    'moonbox:sandbox/output': output.imports(),
     'moonbox:sandbox/capabilities': capabilities(file.records ?? {}),
   };
   const lua = await loadComponent(imports);
@@ -293,12 +421,12 @@ async function main() {
   for (const testCase of file.cases) {
     let line;
     try {
-      line = runCase(lua, file, testCase);
+      line = runCase(lua, output, file, testCase);
     } catch (e) {
       // A trap leaves the instance unusable, so the run stops here.
       throw new Error(`case ${JSON.stringify(testCase.name)}: the component failed`, { cause: e });
     }
-    process.stdout.write(`${JSON.stringify(line)}\n`);
+    process.stdout.write(`${line}\n`);
   }
 }
 

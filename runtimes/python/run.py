@@ -1,20 +1,25 @@
 #!/usr/bin/env python3
 """Runs the shared moonbox case list against the guest component from Python.
 
-This is a small, complete host for the `moonbox:sandbox@0.1.0` component
+This is a small, complete host for the `moonbox:sandbox@0.2.0` component
 (wit/moonbox.wit) written with the `wasmtime` package from PyPI. It shows
 everything a host in another runtime has to do:
 
 * enable wasm exception handling, which the guest is compiled with;
 * link WASI 0.2 while granting nothing (no preopens, environment, arguments
   or inherited stdio);
-* implement the one import, `capabilities.call`;
-* create a `session` resource from a `config` record, call `eval`, read the
-  `success` or `failure` record, and drop the resource.
+* implement the two imports: `moonbox:sandbox/output@0.2.0` (`write`, which
+  receives the bytes the script writes, and `log`) and
+  `moonbox:sandbox/capabilities@0.2.0` (`call` and `call-many`);
+* create a `session` resource from a `config` record, call `eval` with an
+  `eval-request`, read the `success` or `failure` record, and drop the
+  resource.
 
 For every case in the case list it prints one JSON line to stdout, in case
-order. It does not compare results with the cases' expectations; a separate
-checker does that, so every host is judged the same way.
+order: the report shape of docs/wit.md plus the case's name (see
+docs/other-runtimes.md). It does not compare results with the cases'
+expectations; a separate checker does that, so every host is judged the same
+way.
 
 Usage:
 
@@ -28,6 +33,7 @@ case list or the component cannot be loaded.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import sys
 from pathlib import Path
@@ -41,8 +47,9 @@ DEFAULT_CASES = HERE.parent / "cases.json"
 DEFAULT_COMPONENT = HERE.parent.parent / "host" / "component" / "moonbox.wasm"
 
 # Names of the component's import and export interfaces.
-CAPABILITIES_IMPORT = "moonbox:sandbox/capabilities@0.1.0"
-LUA_EXPORT = "moonbox:sandbox/lua@0.1.0"
+OUTPUT_IMPORT = "moonbox:sandbox/output@0.2.0"
+CAPABILITIES_IMPORT = "moonbox:sandbox/capabilities@0.2.0"
+LUA_EXPORT = "moonbox:sandbox/lua@0.2.0"
 
 # The host's outer wall, around the guest's own Lua limits. These stop work
 # the Lua limits cannot see, such as a single long-running C call.
@@ -53,36 +60,87 @@ MAX_WASM_STACK = 1 << 20
 # the guest: instantiation, `create`, and each `eval`.
 FUEL_PER_CALL = 5_000_000_000
 # Linear memory the instance may grow to: twice the Lua heap limit plus room
-# for the guest's own buffers (JSON text, captured output).
+# for the guest's own buffers (source, JSON text).
 WASM_MEMORY_SLACK = 16 << 20
-
-# Guest stats reported when the guest never produced any (the session could
-# not be created, or the host stopped the call).
-NO_STATS = {"instructions": 0, "peak-memory-bytes": 0, "capability-calls": 0}
+# The most output bytes kept for one eval, whatever the limit says.
+MAX_KEPT_OUTPUT = 1 << 30
 
 
 class HostFailure(Exception):
     """Wasmtime stopped a call into the guest: a trap or a linking error."""
 
 
+# --- Output ----------------------------------------------------------------
+#
+# The guest imports `write: func(bytes: list<u8>)`, called with the script's
+# bytes in order as it runs, and `log: func(level, message, fields)` for
+# structured events apart from that stream. wasmtime-py passes `list<u8>` as
+# `bytes`.
+
+
+class Output:
+    """Collects what the script writes during one eval.
+
+    The linker's functions are shared by every session, so `write` appends
+    to the eval that is running: `start` begins one, `take` ends it and
+    returns its bytes, whatever the eval's outcome, since bytes written before
+    an error or a trap are part of the result.
+    """
+
+    def __init__(self) -> None:
+        self.chunks: list[bytes] = []
+        self.kept = 0
+        self.limit = 0
+        self.received = 0
+
+    def start(self, limit: int) -> None:
+        """Starts collecting, keeping at most `limit` bytes. The guest never
+        writes past `max-output-bytes`, but a host should bound its own
+        memory without relying on the guest."""
+        self.chunks, self.kept, self.received = [], 0, 0
+        self.limit = min(limit, MAX_KEPT_OUTPUT)
+
+    def take(self) -> bytes:
+        data = b"".join(self.chunks)
+        self.start(0)
+        return data
+
+    def write(self, _store: Any, data: bytes) -> None:
+        """The `write` import; wasmtime passes the store context first."""
+        self.received += len(data)
+        room = self.limit - self.kept
+        if room > 0:
+            kept = data[:room]
+            self.chunks.append(kept)
+            self.kept += len(kept)
+
+    def log(self, _store: Any, _level: str, _message: str, _fields: str) -> None:
+        """The `log` import. Structured events are not part of a case's
+        result line, so this host drops them."""
+
+
 # --- Capabilities ----------------------------------------------------------
 #
-# The guest imports `call: func(name: string, args: string) ->
-# result<string, string>`. `args` is a JSON array with one element per Lua
-# argument (the guest has already checked the count); an `ok` reply is one
-# JSON value, which becomes the Lua function's result, and an `err` reply
-# becomes an ordinary, catchable Lua error.
+# The guest imports `call: func(name: string, args: list<value>) ->
+# result<value, string>` with one `value` per Lua argument (the guest has
+# already checked the count): scalars are typed and a table is JSON text. An
+# `ok` reply becomes the Lua function's result, and an `err` reply becomes an
+# ordinary, catchable Lua error. `call-many` takes a list of `call-request`
+# records and returns one such result per request, in order.
 #
-# wasmtime-py represents a `result` whose two cases have the same Python type
-# (here both are `str`) as a tagged `Variant("ok" | "err", payload)`.
+# wasmtime-py represents a variant whose cases share a Python type (`text`
+# and `json` are both `str`) as a tagged `Variant(case, payload)`, so a
+# `value` is `Variant("nil")`, `Variant("integer", 7)`, `Variant("json",
+# "{...}")` and so on. A `result` whose two cases have different Python
+# types (here a `Variant` and a `str`) is its payload itself: a `Variant` is
+# `ok`, a `str` is `err`.
 
 
-def ok(text: str) -> cm.Variant:
-    return cm.Variant("ok", text)
+def json_value(text: str) -> cm.Variant:
+    return cm.Variant("json", text)
 
 
-def err(text: str) -> cm.Variant:
-    return cm.Variant("err", text)
+NIL = cm.Variant("nil")
 
 
 def to_json(value: Any) -> str:
@@ -90,53 +148,64 @@ def to_json(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
 
 
+def value_text(value: cm.Variant) -> str:
+    """A `value` as JSON text, for messages."""
+    if value.tag == "nil":
+        return "null"
+    if value.tag == "json":
+        return value.payload
+    return to_json(value.payload)
+
+
 class Capabilities:
     """The host functions behind `capabilities.call` for the case list.
 
-    `records.get(id)` returns the record stored under `id`, or nil when there
-    is none; `cases.fail(message)` always fails with `message`.
+    `records.get(id)` returns the record stored under `id` as JSON, or nil
+    when there is none; `cases.fail(message)` always fails with `message`.
     """
 
     def __init__(self, records: dict[str, Any]) -> None:
         self.records = records
-        self.handlers: dict[str, Callable[[list[Any]], cm.Variant]] = {
+        self.handlers: dict[str, Callable[[list[cm.Variant]], cm.Variant | str]] = {
             "records.get": self.records_get,
             "cases.fail": self.cases_fail,
         }
 
-    def call(self, _store: Any, name: str, args: str) -> cm.Variant:
-        """The import itself; wasmtime passes the store context first.
+    def call(self, _store: Any, name: str, args: list[cm.Variant]) -> cm.Variant | str:
+        """The `call` import; wasmtime passes the store context first.
 
         It must not raise: an exception here would trap the guest instead of
         becoming a Lua error.
         """
         handler = self.handlers.get(name)
         if handler is None:
-            return err(f"{name}: no such capability")
+            return f"{name}: no such capability"
         try:
-            values = json.loads(args)
-        except ValueError as e:
-            return err(f"{name}: malformed arguments from the guest ({e})")
-        if not isinstance(values, list):
-            return err(f"{name}: malformed arguments from the guest (not an array)")
-        return handler(values)
+            return handler(args)
+        except Exception as e:  # any failure of a handler is the script's Lua error
+            return f"{name}: {e}"
 
-    def records_get(self, args: list[Any]) -> cm.Variant:
+    def call_many(self, store: Any, calls: list[cm.Record]) -> list[cm.Variant | str]:
+        """The `call-many` import: these handlers are synchronous, so the
+        calls run one after another and the replies are in request order."""
+        return [self.call(store, getattr(c, "name"), getattr(c, "args")) for c in calls]
+
+    def records_get(self, args: list[cm.Variant]) -> cm.Variant | str:
         key = args[0]
-        record = self.records.get(key) if isinstance(key, str) else None
-        return ok(to_json(record))  # None becomes "null", which Lua sees as nil
+        record = self.records.get(key.payload) if key.tag == "text" else None
+        return NIL if record is None else json_value(to_json(record))
 
-    def cases_fail(self, args: list[Any]) -> cm.Variant:
-        message = args[0] if isinstance(args[0], str) else to_json(args[0])
-        return err(f"cases.fail: {message}")
+    def cases_fail(self, args: list[cm.Variant]) -> cm.Variant | str:
+        message = args[0].payload if args[0].tag == "text" else value_text(args[0])
+        return f"cases.fail: {message}"
 
 
 # --- Config records --------------------------------------------------------
 #
 # wasmtime-py lowers a WIT record from any object that has one attribute per
 # field, named exactly as in WIT (kebab-case, so set with `setattr`); lists
-# are Python lists, `option<T>` is the value or None, and enums are their
-# case names as strings.
+# are Python lists except `list<u8>`, which is `bytes`; `option<T>` is the
+# value or None, and enums are their case names as strings.
 
 
 def record(**fields: Any) -> cm.Record:
@@ -165,7 +234,8 @@ def config_record(config: dict[str, Any], limits: dict[str, int]) -> cm.Record:
         limits=limits_record(limits),
         allow=list(config.get("allow", [])),
         modules=[
-            record(name=m["name"], source=m["source"])
+            # Module sources are bytes; the case list's are text.
+            record(name=m["name"], source=m["source"].encode("utf-8"))
             for m in config.get("modules", [])
         ],
         capabilities=[
@@ -174,6 +244,9 @@ def config_record(config: dict[str, Any], limits: dict[str, int]) -> cm.Record:
                 min_args=c["min-args"],
                 max_args=c["max-args"],
                 doc=c["doc"],
+                # The case list declares no JSON Schemas.
+                params_schema=None,
+                result_schema=None,
             )
             for c in config.get("capabilities", [])
         ],
@@ -188,8 +261,9 @@ def config_record(config: dict[str, Any], limits: dict[str, int]) -> cm.Record:
 def stats_json(stats: cm.Record) -> dict[str, int]:
     return {
         "instructions": getattr(stats, "instructions"),
-        "peak-memory-bytes": getattr(stats, "peak-memory-bytes"),
-        "capability-calls": getattr(stats, "capability-calls"),
+        "peak_memory_bytes": getattr(stats, "peak-memory-bytes"),
+        "capability_calls": getattr(stats, "capability-calls"),
+        "output_bytes": getattr(stats, "output-bytes"),
     }
 
 
@@ -199,7 +273,7 @@ def stats_json(stats: cm.Record) -> dict[str, int]:
 class Guest:
     """The compiled component and its linker, shared by every session."""
 
-    def __init__(self, component_path: Path, capabilities: Capabilities) -> None:
+    def __init__(self, component_path: Path, capabilities: Capabilities, output: Output) -> None:
         config = wasmtime.Config()
         config.wasm_exceptions = True  # the guest uses exnref for Lua errors
         config.consume_fuel = True
@@ -211,8 +285,13 @@ class Guest:
         self.linker.add_wasip2()
         # `root()` and `add_instance()` lock their parent until closed.
         with self.linker.root() as root:
+            with root.add_instance(OUTPUT_IMPORT) as iface:
+                iface.add_func("write", output.write)
+                iface.add_func("log", output.log)
             with root.add_instance(CAPABILITIES_IMPORT) as iface:
                 iface.add_func("call", capabilities.call)
+                iface.add_func("call-many", capabilities.call_many)
+        self.output = output
 
         # Functions of an exported interface are found through the interface's
         # export index. Resource functions carry the component model's
@@ -281,9 +360,11 @@ class Session:
         return result
 
     def eval(self, code: str, chunk_name: str) -> cm.Variant:
-        """`eval` returns `result<success, failure>`; both cases are records,
-        so wasmtime-py returns a tagged `Variant("ok" | "err", record)`."""
-        return self._call(self.eval_func, self.handle, code, chunk_name)
+        """Evaluates `code` (sent as UTF-8 bytes) with no inputs. `eval`
+        returns `result<success, failure>`; both cases are records, so
+        wasmtime-py returns a tagged `Variant("ok" | "err", record)`."""
+        request = record(code=code.encode("utf-8"), chunk_name=chunk_name, inputs=[])
+        return self._call(self.eval_func, self.handle, request)
 
     def close(self) -> None:
         """Drops the session resource, running the guest's destructor."""
@@ -306,18 +387,44 @@ class Session:
 # --- Running the case list -------------------------------------------------
 
 
-def failure_line(name: str, kind: str, message: str, chunk: str,
-                 line: int | None, output: list[str], stats: dict[str, int]) -> dict[str, Any]:
+def output_fields(data: bytes) -> dict[str, str]:
+    """The output as text, each invalid UTF-8 sequence replaced by U+FFFD, and
+    the exact bytes in base64 when the text cannot hold them."""
+    try:
+        return {"output": data.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {
+            "output": data.decode("utf-8", errors="replace"),
+            "output_base64": base64.b64encode(data).decode("ascii"),
+        }
+
+
+def result_line(name: str, ok: bool, values: list[Any], output: bytes, exit_code: int | None,
+                error: dict[str, Any] | None, stats: dict[str, int | None]) -> dict[str, Any]:
     return {
         "name": name,
-        "ok": False,
-        "kind": kind,
-        "message": message,
-        "chunk": chunk,
-        "line": line,
-        "output": output,
+        "ok": ok,
+        "values": values,
+        **output_fields(output),
+        "exit_code": exit_code,
+        "error": error,
         "stats": stats,
     }
+
+
+def create_failed(name: str, message: str) -> dict[str, Any]:
+    """The line for a case whose session could not be created."""
+    return {"name": name, "ok": False, "error": {"kind": "create", "message": message}}
+
+
+def host_stopped(name: str, message: str, chunk_name: str, output: Output) -> dict[str, Any]:
+    """The line for an eval the host stopped (a trap, fuel): the output
+    written so far, and no guest stats, which only the guest can report."""
+    stats = {"instructions": None, "peak_memory_bytes": None, "capability_calls": None,
+             "output_bytes": output.received}
+    error = {"kind": "host", "message": message, "chunk": chunk_name, "line": None,
+             "traceback": None}
+    return result_line(name, False, [], output.take(), None, error, stats)
 
 
 def host_error_message(e: wasmtime.WasmtimeError) -> str:
@@ -337,40 +444,36 @@ def run_case(guest: Guest, cases: dict[str, Any], case: dict[str, Any]) -> tuple
     limits = {**cases["config"]["limits"], **case.get("limits", {})}
     config = config_record(cases["config"], limits)
 
+    guest.output.start(limits["max-output-bytes"])
     try:
         with Session(guest, config, limits["max-memory-bytes"]) as session:
             result = session.eval(case["script"], chunk_name)
     except SessionRefused as e:
-        return failure_line(name, "create", str(e), chunk_name, None, [], NO_STATS), False
+        guest.output.take()
+        return create_failed(name, str(e)), False
     except wasmtime.WasmtimeError as e:
-        return failure_line(name, "host", host_error_message(e), chunk_name, None, [], NO_STATS), True
+        return host_stopped(name, host_error_message(e), chunk_name, guest.output), True
     except HostFailure as e:
-        return failure_line(name, "host", str(e), chunk_name, None, [], NO_STATS), True
+        return host_stopped(name, str(e), chunk_name, guest.output), True
 
+    output = guest.output.take()
     outcome = result.payload
-    output = list(getattr(outcome, "output"))
     stats = stats_json(getattr(outcome, "stats"))
     if result.tag == "ok":
-        line = {
-            "name": name,
-            "ok": True,
-            # The guest's JSON text, passed through untouched so that number
-            # formatting (1 versus 1.0, -0.0) is exactly the guest's.
-            "values": getattr(outcome, "values"),
-            "output": output,
-            "stats": stats,
-        }
-        return line, False
+        # json.loads keeps integers and floats apart (1 versus 1.0) and
+        # integers whole, and json.dumps writes them back the same way.
+        values = json.loads(getattr(outcome, "values"))
+        exit_code = getattr(outcome, "exit-code")  # option<s32>: an int or None
+        return result_line(name, True, values, output, exit_code, None, stats), False
     error = getattr(outcome, "error")
-    line = failure_line(
-        name,
-        getattr(error, "kind"),  # the enum case name, kebab-case
-        getattr(error, "message"),
-        getattr(error, "chunk"),
-        getattr(error, "line"),  # option<u32>: an int or None
-        output,
-        stats,
-    )
+    line = result_line(name, False, [], output, None, {
+        # The enum case name is kebab-case; the line uses snake_case.
+        "kind": getattr(error, "kind").replace("-", "_"),
+        "message": getattr(error, "message"),
+        "chunk": getattr(error, "chunk"),
+        "line": getattr(error, "line"),  # option<u32>: an int or None
+        "traceback": getattr(error, "traceback"),
+    }, stats)
     return line, False
 
 
@@ -384,7 +487,7 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         cases = json.loads(args.cases.read_text(encoding="utf-8"))
-        guest = Guest(args.component, Capabilities(cases.get("records", {})))
+        guest = Guest(args.component, Capabilities(cases.get("records", {})), Output())
     except (OSError, ValueError, wasmtime.WasmtimeError, HostFailure) as e:
         print(f"run.py: cannot start: {e}", file=sys.stderr)
         return 2

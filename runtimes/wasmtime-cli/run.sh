@@ -3,12 +3,14 @@
 # under the stock `wasmtime` CLI, with no host code of our own.
 #
 # The CLI links only WASI, and the guest also imports
-# `moonbox:sandbox/capabilities`, so the guest cannot run by itself there.
-# This script builds two small components and composes them with the guest
-# (compose.wac):
+# `moonbox:sandbox/output` and `moonbox:sandbox/capabilities`, so the guest
+# cannot run by itself there. This script builds two small components and
+# composes them with the guest (compose.wac):
 #
-#   caps/    exports `capabilities`: the case list's `records.get` and
-#            `cases.fail`;
+#   caps/    exports `output`, which keeps the bytes the script writes,
+#            `capabilities`: the case list's `records.get` and `cases.fail`,
+#            and `collected` (wit/worlds.wit), through which the driver
+#            takes the output after each eval;
 #   driver/  a wasi:cli command that creates a session per case through the
 #            guest's `lua` export and prints one JSON line per case.
 #

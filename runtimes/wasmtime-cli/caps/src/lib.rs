@@ -1,87 +1,169 @@
-//! The capabilities of the shared case list (`runtimes/cases.json`) as a
-//! component that exports `moonbox:sandbox/capabilities`.
+//! The host side of the shared case list (`runtimes/cases.json`) as a
+//! component that exports `moonbox:sandbox/output` and
+//! `moonbox:sandbox/capabilities`, plus `moonbox:wasmtime-cli/collected` for
+//! the driver.
 //!
-//! Composed in front of the moonbox guest, it satisfies the guest's only
-//! non-WASI import, so the composition runs under a host that links nothing
-//! but WASI, such as the stock `wasmtime` CLI. It implements the case list's
-//! `capability-behaviour`:
+//! Composed in front of the moonbox guest, it satisfies the guest's non-WASI
+//! imports, so the composition runs under a host that links nothing but
+//! WASI, such as the stock `wasmtime` CLI.
 //!
-//! - `records.get(id)` replies with the record stored under `id` in the case
-//!   list's `records`, or `null` (nil in Lua) when there is none;
-//! - `cases.fail(message)` always fails with `cases.fail: <message>`.
+//! - `output.write` keeps the bytes the script writes, bounded by the limit
+//!   the driver sets for each eval, and `collected.take` hands them to the
+//!   driver when the eval ends; `output.log` events are dropped, as they are
+//!   not part of a case's result line.
+//! - `capabilities` implements the case list's `capability-behaviour`:
+//!   `records.get(id)` replies with the record stored under `id` in the case
+//!   list's `records` as JSON, or nil when there is none; `cases.fail(message)`
+//!   always fails with `cases.fail: <message>`. `call-many` runs the calls
+//!   one after another.
 
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
-use serde_json::{Map, Value};
+use serde_json::Map;
 
 mod bindings {
     wit_bindgen::generate!({
         // The moonbox contract first, then the worlds that use it.
         path: ["../../../wit", "../wit"],
         world: "moonbox:wasmtime-cli/caps",
+        // Also generate `moonbox:sandbox/types`, which the exports use but
+        // which lives in another package than this world.
+        generate_all,
     });
 }
 
-use bindings::exports::moonbox::sandbox::capabilities::Guest;
+use bindings::exports::moonbox::sandbox::capabilities::{CallRequest, Guest as Capabilities};
+use bindings::exports::moonbox::sandbox::output::Guest as Output;
+use bindings::exports::moonbox::wasmtime_cli::collected::Guest as Collected;
+use bindings::moonbox::sandbox::types::{LogLevel, Value};
 
 /// The case list, embedded at build time; its `records` back `records.get`.
 const CASES: &str = include_str!("../../../cases.json");
 
 /// The case list's `records`, parsed on first use.
-fn records() -> &'static Map<String, Value> {
-    static RECORDS: OnceLock<Map<String, Value>> = OnceLock::new();
+fn records() -> &'static Map<String, serde_json::Value> {
+    static RECORDS: OnceLock<Map<String, serde_json::Value>> = OnceLock::new();
     RECORDS.get_or_init(|| {
-        let file: Value = serde_json::from_str(CASES).expect("the embedded case list is JSON");
+        let file: serde_json::Value =
+            serde_json::from_str(CASES).expect("the embedded case list is JSON");
         match file.get("records") {
-            Some(Value::Object(records)) => records.clone(),
+            Some(serde_json::Value::Object(records)) => records.clone(),
             _ => Map::new(),
         }
     })
 }
 
+/// The output of the eval that is running.
+struct Collector {
+    /// The bytes kept so far.
+    bytes: Vec<u8>,
+    /// How many bytes may still be kept.
+    room: u64,
+}
+
+/// One collector for the component instance. The guest calls `write` and
+/// the driver calls `start` and `take`, each between the driver's calls
+/// into the guest, never at the same time; the mutex only makes the shared
+/// state safe to reach from a `static`.
+static OUTPUT: Mutex<Collector> = Mutex::new(Collector {
+    bytes: Vec::new(),
+    room: 0,
+});
+
+/// The collector. A poisoned lock cannot happen here (a panic aborts the
+/// component), but taking the state back costs nothing and never panics.
+fn output() -> std::sync::MutexGuard<'static, Collector> {
+    OUTPUT
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 struct Caps;
 
-impl Guest for Caps {
-    /// `args` is a JSON array with one element per Lua argument; the guest
-    /// has already checked its length against the capability's arity. An
-    /// `ok` reply is one JSON value, an `err` reply becomes a catchable Lua
-    /// error. Nothing here panics: a panic would trap the whole composition.
-    fn call(name: String, args: String) -> Result<String, String> {
-        let args = match serde_json::from_str::<Value>(&args) {
-            Ok(Value::Array(args)) => args,
-            Ok(_) => return Err(format!("{name}: malformed arguments (not an array)")),
-            Err(e) => return Err(format!("{name}: malformed arguments ({e})")),
-        };
+impl Output for Caps {
+    /// Keeps what fits under the limit. The guest already stops the script
+    /// at `max-output-bytes`; the bound here keeps this component's memory
+    /// bounded without relying on that.
+    fn write(bytes: Vec<u8>) {
+        let mut output = output();
+        let fits = usize::try_from(output.room).map_or(bytes.len(), |room| room.min(bytes.len()));
+        output.bytes.extend_from_slice(&bytes[..fits]);
+        output.room -= fits as u64;
+    }
+
+    fn log(_level: LogLevel, _message: String, _fields: String) {}
+}
+
+impl Collected for Caps {
+    fn start(limit: u64) {
+        let mut output = output();
+        output.bytes = Vec::new();
+        output.room = limit;
+    }
+
+    fn take() -> Vec<u8> {
+        let mut output = output();
+        output.room = 0;
+        std::mem::take(&mut output.bytes)
+    }
+}
+
+impl Capabilities for Caps {
+    /// One `value` per Lua argument; the guest has already checked the
+    /// count against the capability's arity. An `ok` reply becomes the Lua
+    /// result, an `err` reply a catchable Lua error. Nothing here panics: a
+    /// panic would trap the whole composition.
+    fn call(name: String, args: Vec<Value>) -> Result<Value, String> {
         match name.as_str() {
             "records.get" => Ok(records_get(&args)),
             "cases.fail" => Err(cases_fail(&args)),
             _ => Err(format!("{name}: no such capability")),
         }
     }
-}
 
-/// The record under `args[0]` as JSON text, or `null` when there is none
-/// (or the id is not a string).
-fn records_get(args: &[Value]) -> String {
-    let record = args
-        .first()
-        .and_then(Value::as_str)
-        .and_then(|id| records().get(id));
-    match record {
-        Some(record) => record.to_string(),
-        None => "null".to_owned(),
+    /// The calls one after another; the replies are in request order.
+    fn call_many(calls: Vec<CallRequest>) -> Vec<Result<Value, String>> {
+        calls
+            .into_iter()
+            .map(|request| Self::call(request.name, request.args))
+            .collect()
     }
 }
 
-/// The error text: `cases.fail: ` and the message (a non-string argument is
-/// written as JSON).
+/// The record under `args[0]` as JSON, or nil when there is none (or the id
+/// is not a string).
+fn records_get(args: &[Value]) -> Value {
+    let record = match args.first() {
+        Some(Value::Text(id)) => records().get(id),
+        _ => None,
+    };
+    match record {
+        Some(record) => Value::Json(record.to_string()),
+        None => Value::Nil,
+    }
+}
+
+/// The error text: `cases.fail: ` and the message (an argument that is not
+/// a string is written as JSON).
 fn cases_fail(args: &[Value]) -> String {
     let message = match args.first() {
-        Some(Value::String(text)) => text.clone(),
-        Some(other) => other.to_string(),
+        Some(Value::Text(text)) => text.clone(),
+        Some(other) => value_text(other),
         None => String::new(),
     };
     format!("cases.fail: {message}")
+}
+
+/// A `value` as JSON text, for messages.
+fn value_text(value: &Value) -> String {
+    match value {
+        Value::Nil => "null".to_owned(),
+        Value::Boolean(b) => b.to_string(),
+        Value::Integer(n) => n.to_string(),
+        Value::Float(x) => serde_json::Value::from(*x).to_string(),
+        Value::Text(text) => serde_json::Value::from(text.as_str()).to_string(),
+        Value::Json(json) => json.clone(),
+    }
 }
 
 bindings::export!(Caps with_types_in bindings);

@@ -1,17 +1,22 @@
 //! Runs the shared case list (`runtimes/cases.json`, embedded at build time)
 //! through the moonbox guest and prints one JSON line per case to stdout, in
-//! case order, in the shape every moonbox host prints:
+//! case order, in the shape every moonbox host prints (the report shape of
+//! docs/wit.md plus the case's name):
 //!
 //! ```text
-//! {"name":…,"ok":true,"values":"<the guest's JSON text>","output":[…],"stats":{…}}
-//! {"name":…,"ok":false,"kind":"<error-kind>","message":…,"chunk":…,"line":…,"output":[…],"stats":{…}}
-//! {"name":…,"ok":false,"kind":"create","message":…}
+//! {"name":…,"ok":true,"values":[…],"output":"…","exit_code":null,"error":null,"stats":{…}}
+//! {"name":…,"ok":false,"values":[],"output":"…","exit_code":null,"error":{"kind":"<error_kind>","message":…,"chunk":…,"line":…,"traceback":…},"stats":{…}}
+//! {"name":…,"ok":false,"error":{"kind":"create","message":…}}
 //! ```
 //!
+//! `output_base64` is added after `output` when the bytes are not UTF-8.
+//!
 //! This program is a wasm32-wasip2 command: it imports the guest's `lua`
-//! interface and exports `wasi:cli/run`. Composed with the guest (and with a
-//! component that provides the guest's `capabilities` import), it runs under
-//! `wasmtime run`. It does not judge the results; `runtimes/check.py` does.
+//! interface and `moonbox:wasmtime-cli/collected`, and exports
+//! `wasi:cli/run`. Composed with the guest and with the component that
+//! provides the guest's `output` and `capabilities` imports and collects the
+//! output (`caps`), it runs under `wasmtime run`. It does not judge the
+//! results; `runtimes/check.py` does.
 //!
 //! Every case gets a new session, dropped when the case ends. All sessions
 //! live in the one guest instance of the composition, so the host's outer
@@ -35,8 +40,9 @@ mod bindings {
 
 use bindings::moonbox::sandbox::lua::Session;
 use bindings::moonbox::sandbox::types::{
-    Capability, Config, Determinism, ErrorKind, Limits, Module, Stats,
+    Capability, Config, Determinism, ErrorKind, EvalRequest, Limits, Module, Stats,
 };
+use bindings::moonbox::wasmtime_cli::collected;
 
 /// The case list.
 const CASES: &str = include_str!("../../../cases.json");
@@ -73,8 +79,8 @@ fn main() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// Runs one case in a new session and returns its result line.
-fn run_case(config: &Value, chunk_name: &str, case: &Value) -> Value {
+/// Runs one case in a new session and returns its result line as JSON text.
+fn run_case(config: &Value, chunk_name: &str, case: &Value) -> String {
     let name = &case["name"];
     let script = case["script"].as_str().unwrap_or_default();
 
@@ -87,58 +93,135 @@ fn run_case(config: &Value, chunk_name: &str, case: &Value) -> Value {
         Err(message) => return create_failure(name, &message),
     };
 
-    match session.eval(script, chunk_name) {
-        Ok(success) => json!({
-            "name": name,
-            "ok": true,
-            // The guest's JSON text, passed through untouched so that number
-            // formatting (`1` versus `1.0`, `-0.0`) is exactly the guest's.
-            "values": success.values,
-            "output": success.output,
-            "stats": stats_json(&success.stats),
-        }),
+    // `caps` collects what the guest writes to `output` during the eval;
+    // the bytes are taken afterwards, whatever the outcome.
+    collected::start(config.limits.max_output_bytes);
+    let request = EvalRequest {
+        code: script.as_bytes().to_vec(),
+        chunk_name: chunk_name.to_owned(),
+        inputs: Vec::new(),
+    };
+    let outcome = session.eval(&request);
+    let output = collected::take();
+
+    match outcome {
+        Ok(success) => result_line(
+            name,
+            true,
+            &success.values,
+            json!({
+                "exit_code": success.exit_code,
+                "error": null,
+                "stats": stats_json(&success.stats),
+            }),
+            &output,
+        ),
         Err(failure) => {
             let error = failure.error;
-            json!({
-                "name": name,
-                "ok": false,
-                "kind": kind_name(error.kind),
-                "message": error.message,
-                "chunk": error.chunk,
-                "line": error.line,
-                "output": failure.output,
-                "stats": stats_json(&failure.stats),
-            })
+            result_line(
+                name,
+                false,
+                "[]",
+                json!({
+                    "exit_code": null,
+                    "error": {
+                        "kind": kind_name(error.kind),
+                        "message": error.message,
+                        "chunk": error.chunk,
+                        "line": error.line,
+                        "traceback": error.traceback,
+                    },
+                    "stats": stats_json(&failure.stats),
+                }),
+                &output,
+            )
         }
     }
     // `session` is dropped here, which drops the guest's resource.
 }
 
-fn create_failure(name: &Value, message: &str) -> Value {
-    json!({"name": name, "ok": false, "kind": "create", "message": message})
+/// A result line: `name`, `ok`, the guest's `values` JSON text spliced in
+/// verbatim (so `1.0`, `-0.0` and 64-bit integers stay exactly as the guest
+/// wrote them, with no float parsing in between), the output fields, and
+/// the fields in `rest`.
+fn result_line(name: &Value, ok: bool, values: &str, rest: Value, output: &[u8]) -> String {
+    let mut fields = Map::new();
+    match std::str::from_utf8(output) {
+        Ok(text) => {
+            fields.insert("output".into(), text.into());
+        }
+        Err(_) => {
+            // Invalid sequences become U+FFFD, as in every other host, and
+            // the exact bytes go along in base64.
+            fields.insert(
+                "output".into(),
+                String::from_utf8_lossy(output).into_owned().into(),
+            );
+            fields.insert("output_base64".into(), base64(output).into());
+        }
+    }
+    if let Value::Object(rest) = rest {
+        fields.extend(rest);
+    }
+    let fields = Value::Object(fields).to_string();
+    // `fields` is a non-empty object (it always holds `output`): `name`,
+    // `ok` and `values` go in front of its members.
+    format!(
+        r#"{{"name":{name},"ok":{ok},"values":{values},{}"#,
+        &fields[1..]
+    )
+}
+
+/// Standard base64 with padding.
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        // Up to three bytes make a 24-bit group, written as four characters;
+        // a short last group is padded with `=`.
+        let group = chunk.iter().enumerate().fold(0u32, |group, (i, &b)| {
+            group | (u32::from(b) << (16 - 8 * i))
+        });
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(char::from(
+                    ALPHABET[((group >> (18 - 6 * i)) & 63) as usize],
+                ));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+fn create_failure(name: &Value, message: &str) -> String {
+    json!({"name": name, "ok": false, "error": {"kind": "create", "message": message}}).to_string()
 }
 
 fn stats_json(stats: &Stats) -> Value {
     json!({
         "instructions": stats.instructions,
-        "peak-memory-bytes": stats.peak_memory_bytes,
-        "capability-calls": stats.capability_calls,
+        "peak_memory_bytes": stats.peak_memory_bytes,
+        "capability_calls": stats.capability_calls,
+        "output_bytes": stats.output_bytes,
     })
 }
 
-/// The WIT name of an error kind.
+/// The name of an error kind in a result line: the WIT enum case in
+/// snake_case.
 fn kind_name(kind: ErrorKind) -> &'static str {
     match kind {
         ErrorKind::Syntax => "syntax",
         ErrorKind::Runtime => "runtime",
         ErrorKind::Sandboxed => "sandboxed",
         ErrorKind::Capability => "capability",
-        ErrorKind::InstructionLimit => "instruction-limit",
-        ErrorKind::CallDepth => "call-depth",
-        ErrorKind::MemoryLimit => "memory-limit",
-        ErrorKind::StringSize => "string-size",
-        ErrorKind::OutputLimit => "output-limit",
-        ErrorKind::InvalidValue => "invalid-value",
+        ErrorKind::InstructionLimit => "instruction_limit",
+        ErrorKind::CallDepth => "call_depth",
+        ErrorKind::MemoryLimit => "memory_limit",
+        ErrorKind::StringSize => "string_size",
+        ErrorKind::OutputLimit => "output_limit",
+        ErrorKind::InvalidValue => "invalid_value",
     }
 }
 
@@ -169,7 +252,8 @@ fn session_config(config: &Value, overrides: &Value) -> Result<Config, String> {
         .map(|m| {
             Ok(Module {
                 name: string(&m["name"], "config.modules[].name")?,
-                source: string(&m["source"], "config.modules[].source")?,
+                // Module sources are bytes; the case list's are text.
+                source: string(&m["source"], "config.modules[].source")?.into_bytes(),
             })
         })
         .collect::<Result<_, String>>()?;
@@ -181,6 +265,9 @@ fn session_config(config: &Value, overrides: &Value) -> Result<Config, String> {
                 min_args: u32_field(&fields, "min-args")?,
                 max_args: u32_field(&fields, "max-args")?,
                 doc: c["doc"].as_str().unwrap_or_default().to_owned(),
+                // The case list declares no JSON Schemas.
+                params_schema: None,
+                result_schema: None,
             })
         })
         .collect::<Result<_, String>>()?;
