@@ -75,7 +75,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         out.values,
         [json!({ "name": "Ada Lovelace", "last_visit": "2024-06-11" })]
     );
-    assert_eq!(first_result["output"], json!(["visits:\t2"]));
+    assert_eq!(first_result["output"], "visits:\t2\n");
+    assert_eq!(first_result["version"], moonbox::Report::VERSION);
 
     let err = results[1].0.as_ref().err().ok_or("nope.x should fail")?;
     assert_eq!(err.kind, ErrorKind::Runtime);
@@ -91,6 +92,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .err()
         .ok_or("the loop should be stopped")?;
     assert_eq!(err.kind, ErrorKind::InstructionLimit);
+    assert_eq!(
+        results[2].1["error"]["summary"],
+        "error[instruction_limit]: tool.lua:1: instruction limit exceeded (max-instructions is 10000000)"
+    );
 
     let err = results[3]
         .0
