@@ -311,17 +311,15 @@ impl Session {
                 }
             }
         }
-        let job = Inputs {
+        let mut job = Inputs {
             values: received,
             max_depth: vm.limits.max_value_depth,
             error: None,
         };
-        let mut job = std::mem::ManuallyDrop::new(job);
-        // SAFETY: `job` outlives the protected call; it is dropped here,
-        // after it, whether or not Lua raised.
+        // SAFETY: `job` lives on this frame, which the protected call never
+        // unwinds; the entry point only borrows it.
         let status =
-            unsafe { lua::protected(l, inputs_entry, (&mut *job as *mut Inputs).cast::<c_void>()) };
-        let job = std::mem::ManuallyDrop::into_inner(job);
+            unsafe { lua::protected(l, inputs_entry, (&mut job as *mut Inputs).cast::<c_void>()) };
         if status == ffi::LUA_OK {
             return Ok(());
         }
