@@ -4,7 +4,7 @@ use std::ffi::{c_int, c_void};
 
 use crate::lua::{self, ffi, lua_State};
 use crate::sandbox::{self, Allow, Module};
-use crate::vm::{Capability, Kind, Limits, Vm};
+use crate::vm::{self, Capability, Kind, Limits, Vm};
 use crate::{capability, json, limits};
 
 /// A structured error, before it becomes the WIT record.
@@ -74,6 +74,10 @@ pub const MIN_MEMORY_BYTES: u64 = 256 << 10;
 /// of a few hundred bytes.
 pub const MIN_STRING_BYTES: u64 = 1 << 10;
 
+/// The largest `max-value-depth`: conversions recurse once per level, and
+/// JSON parsers stop at 128 levels.
+pub const MAX_VALUE_DEPTH: u32 = 100;
+
 impl Session {
     pub fn create(config: Config) -> Result<Session, String> {
         let l = &config.limits;
@@ -93,6 +97,12 @@ impl Session {
             return Err(format!(
                 "max-memory-bytes ({}) is too small: a session needs at least {MIN_MEMORY_BYTES} bytes of Lua heap",
                 l.max_memory_bytes
+            ));
+        }
+        if l.max_value_depth > MAX_VALUE_DEPTH {
+            return Err(format!(
+                "max-value-depth ({}) is too large: at most {MAX_VALUE_DEPTH}, since JSON nesting past it would exhaust the guest's stack",
+                l.max_value_depth
             ));
         }
         if l.max_string_bytes < MIN_STRING_BYTES {
@@ -121,11 +131,12 @@ impl Session {
         }
         capability::validate(&config.capabilities)?;
         let clock = config.deterministic.map(|(clock, _)| clock);
-        let vm = Vm::new(config.limits, config.capabilities, clock).ok_or_else(|| {
-            format!(
+        let vm = Vm::new(config.limits, config.capabilities, clock).map_err(|e| match e {
+            vm::NewError::State => format!(
                 "max-memory-bytes ({}) is too small to create a Lua state",
                 config.limits.max_memory_bytes
-            )
+            ),
+            vm::NewError::Stdout => "cannot open the output stream".to_owned(),
         })?;
         let state = vm.state();
         let setup = Setup {
@@ -171,15 +182,7 @@ impl Session {
     pub fn eval(&self, code: &[u8], chunk: &str, inputs: &[Input]) -> Outcome {
         let vm = &*self.vm;
         let l = vm.state();
-        // The heap limit counts garbage not yet collected, so an eval must not
-        // inherit a heap filled by the one before it: past half the limit,
-        // collect first.
-        if vm.used_bytes() as u64 > vm.limits.max_memory_bytes / 2 {
-            // SAFETY: a live state with an empty stack; the collection runs
-            // in protected mode.
-            unsafe { lua::protected(l, collect_entry, std::ptr::null_mut()) };
-        }
-        vm.begin_eval();
+        self.begin();
         // SAFETY: the state is live and owned by this session; all stack work
         // below stays within the slots Lua guarantees (LUA_MINSTACK).
         let result = unsafe {
@@ -223,11 +226,27 @@ impl Session {
         }
     }
 
+    /// Starts an eval or a check: resets the per-eval counters, then, past
+    /// half the heap limit, collects garbage first. The heap limit counts
+    /// garbage not yet collected, so an eval must not inherit a heap filled by
+    /// the one before it; and what finalizers write during that collection
+    /// counts against the new eval, which the host is already receiving.
+    fn begin(&self) {
+        let vm = &*self.vm;
+        vm.begin_eval();
+        if vm.used_bytes() as u64 > vm.limits.max_memory_bytes / 2 {
+            // SAFETY: a live state with an empty stack; the collection runs
+            // in protected mode.
+            unsafe { lua::protected(vm.state(), collect_entry, std::ptr::null_mut()) };
+            vm.begin_eval();
+        }
+    }
+
     /// Compiles `code` as `eval` would, without running it.
     pub fn check(&self, code: &[u8], chunk: &str) -> Result<(), Error> {
         let vm = &*self.vm;
         let l = vm.state();
-        vm.begin_eval();
+        self.begin();
         // SAFETY: a live state; loading is protected by Lua itself.
         let result = unsafe {
             ffi::lua_settop(l, 0);

@@ -59,6 +59,15 @@ pub struct Capability {
     pub max_args: u32,
 }
 
+/// Why [`Vm::new`] failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NewError {
+    /// `max_memory_bytes` is too small for an empty Lua state.
+    State,
+    /// The C library could not open the output stream.
+    Stdout,
+}
+
 /// A limit that tripped during the current eval. The first one wins.
 #[derive(Clone, Debug)]
 pub struct Trip {
@@ -100,13 +109,12 @@ pub struct Vm {
 }
 
 impl Vm {
-    /// Creates the Lua state. Returns `None` when `limits.max_memory_bytes`
-    /// is too small for an empty state.
+    /// Creates the Lua state and its output stream.
     pub fn new(
         limits: Limits,
         capabilities: Vec<Capability>,
         clock: Option<i64>,
-    ) -> Option<Box<Vm>> {
+    ) -> Result<Box<Vm>, NewError> {
         let vm = Box::new(Vm {
             state: Cell::new(ptr::null_mut()),
             limits,
@@ -130,12 +138,12 @@ impl Vm {
         let state =
             unsafe { ffi::lua_newstate(allocate, (&*vm as *const Vm).cast_mut().cast::<c_void>()) };
         if state.is_null() {
-            return None;
+            return Err(NewError::State);
         }
         vm.state.set(state);
-        let stdout = crate::output::Stdout::open(&vm)?;
+        let stdout = crate::output::Stdout::open(&vm).ok_or(NewError::Stdout)?;
         let _ = vm.stdout.set(stdout);
-        Some(vm)
+        Ok(vm)
     }
 
     /// The raw state.

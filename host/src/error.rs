@@ -29,7 +29,9 @@ pub enum ErrorKind {
     /// [`Limits::max_instructions`](crate::Limits::max_instructions) was reached.
     InstructionLimit,
     /// [`Limits::max_call_depth`](crate::Limits::max_call_depth) was reached,
-    /// Lua's own stack guard fired, or the wasm stack ran out.
+    /// or the wasm stack ran out. (Lua's own stack guards, `stack overflow`
+    /// and `C stack overflow`, are [`ErrorKind::Runtime`] errors, as in
+    /// `lua5.4`.)
     CallDepth,
     /// The Lua heap ([`Limits::memory`](crate::Limits::memory)) or the
     /// linear memory ([`Limits::wasm_memory`](crate::Limits::wasm_memory))
@@ -37,7 +39,9 @@ pub enum ErrorKind {
     MemoryLimit,
     /// A string would exceed [`Limits::max_string_bytes`](crate::Limits::max_string_bytes).
     StringSize,
-    /// `print` output would exceed [`Limits::max_output_bytes`](crate::Limits::max_output_bytes).
+    /// Output (`print`, `io.write`) would exceed
+    /// [`Limits::max_output_bytes`](crate::Limits::max_output_bytes); what
+    /// fitted was written.
     OutputLimit,
     /// A returned value cannot become JSON (a function, a cycle, NaN...).
     InvalidValue,

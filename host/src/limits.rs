@@ -49,8 +49,10 @@ pub struct Limits {
     ///
     /// Default: [`Limits::DEFAULT_MEMORY`].
     pub memory: u64,
-    /// Bytes of `print` output per eval (each line counts its newline).
-    /// Trips [`ErrorKind::OutputLimit`](crate::ErrorKind::OutputLimit).
+    /// Bytes of output per eval: everything `print` (tabs and newline
+    /// included), `io.write` and `io.stdout:write` write. The write that
+    /// passes it is cut at the limit, then trips
+    /// [`ErrorKind::OutputLimit`](crate::ErrorKind::OutputLimit).
     ///
     /// Default: [`Limits::DEFAULT_MAX_OUTPUT_BYTES`].
     pub max_output_bytes: u64,
@@ -77,7 +79,7 @@ pub struct Limits {
     #[serde(with = "duration_ms")]
     pub timeout: Duration,
     /// Bytes of wasm linear memory the instance may grow to: the Lua heap
-    /// plus the guest's own buffers (JSON text, captured output). Trips
+    /// plus the guest's own buffers (JSON text). Trips
     /// [`ErrorKind::MemoryLimit`](crate::ErrorKind::MemoryLimit).
     ///
     /// Default: `2 * memory + 16 MiB` when left at zero.
