@@ -31,8 +31,7 @@ pub unsafe fn install(l: *mut lua_State, globals: c_int) {
         lua::set_field(l, co, "create");
         ffi::lua_pushcclosure(l, wrap_entry, 1);
         lua::set_field(l, co, "wrap");
-        lua::get_field(l, co, "close");
-        ffi::lua_pushcclosure(l, close_entry, 1);
+        ffi::lua_pushcfunction(l, close_entry);
         lua::set_field(l, co, "close");
         ffi::lua_settop(l, co - 1);
     }
@@ -48,9 +47,12 @@ unsafe fn raise_if_tripped(l: *mut lua_State) {
 }
 
 /// Calls the original `create` (upvalue 1) on this call's arguments, after
-/// charging for it, and arms the new thread's hook. Leaves the thread on top.
+/// checking them (here, so that the message names the function the script
+/// called) and charging for it, and arms the new thread's hook. Leaves the
+/// thread on top.
 unsafe fn create_thread(l: *mut lua_State) -> *mut lua_State {
     unsafe {
+        ffi::luaL_checktype(l, 1, ffi::LUA_TFUNCTION);
         if limits::charge(l, COROUTINE_COST) {
             ffi::lua_error(l);
         }
@@ -130,10 +132,50 @@ unsafe extern "C-unwind" fn wrapped_call(l: *mut lua_State) -> c_int {
     }
 }
 
-/// `coroutine.close`: the original, unless a limit has tripped.
+unsafe extern "C-unwind" {
+    /// lauxlib's `luaL_typeerror` (not among the bindings).
+    fn luaL_typeerror(l: *mut lua_State, arg: c_int, tname: *const std::ffi::c_char) -> c_int;
+}
+
+/// `coroutine.close`, as the reference implements it (so its errors name
+/// `close` and the caller's line), except that once a limit has tripped it
+/// raises the trip instead of running the coroutine's `__close` handlers.
 unsafe extern "C-unwind" fn close_entry(l: *mut lua_State) -> c_int {
     unsafe {
+        let co = ffi::lua_tothread(l, 1);
+        if co.is_null() {
+            luaL_typeerror(l, 1, c"thread".as_ptr());
+        }
         raise_if_tripped(l);
-        lua::call_original(l, ffi::LUA_MULTRET)
+        let status = if co == l {
+            c"running"
+        } else {
+            match ffi::lua_status(co) {
+                ffi::LUA_YIELD => c"suspended",
+                ffi::LUA_OK => {
+                    let mut ar: ffi::lua_Debug = std::mem::zeroed();
+                    if ffi::lua_getstack(co, 0, &mut ar) != 0 {
+                        c"normal"
+                    } else if ffi::lua_gettop(co) == 0 {
+                        c"dead"
+                    } else {
+                        c"suspended"
+                    }
+                }
+                _ => c"dead",
+            }
+        };
+        if status == c"running" || status == c"normal" {
+            return ffi::luaL_error(l, c"cannot close a %s coroutine".as_ptr(), status.as_ptr());
+        }
+        if ffi::lua_closethread(co, l) == ffi::LUA_OK {
+            ffi::lua_pushboolean(l, 1);
+            1
+        } else {
+            raise_if_tripped(l);
+            ffi::lua_pushboolean(l, 0);
+            ffi::lua_xmove(co, l, 1);
+            2
+        }
     }
 }

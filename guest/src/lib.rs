@@ -6,6 +6,7 @@
 //!   counters;
 //! - `limits`: the count hook (instruction and call-depth limits);
 //! - `output`: `print` and `io.stdout`, writing to the host's stream;
+//! - `clock`: the C library's `time()`, fixed in deterministic mode;
 //! - `sandbox`: the standard library as scripts see it;
 //! - `coroutines`: the coroutine entry points the limits need;
 //! - `capability`: host capabilities as Lua functions;
@@ -14,6 +15,7 @@
 //! - `wit`: the WIT bindings and the conversions at their edge.
 
 mod capability;
+mod clock;
 mod coroutines;
 mod json;
 mod limits;

@@ -293,19 +293,22 @@ unsafe fn replace_library(
 /// locale fails, as on a system that has none installed.
 unsafe extern "C-unwind" fn setlocale_entry(l: *mut lua_State) -> c_int {
     unsafe {
+        // The arguments are checked here, as the original checks them, so
+        // that a bad one is reported against `setlocale` at the caller's line.
+        ffi::luaL_optlstring(l, 1, std::ptr::null(), std::ptr::null_mut());
+        let categories = [
+            c"all".as_ptr(),
+            c"collate".as_ptr(),
+            c"ctype".as_ptr(),
+            c"monetary".as_ptr(),
+            c"numeric".as_ptr(),
+            c"time".as_ptr(),
+            std::ptr::null(),
+        ];
+        ffi::luaL_checkoption(l, 2, c"all".as_ptr(), categories.as_ptr());
         if let Some(name) = lua::string_bytes(l, 1)
             && !matches!(name, b"" | b"C" | b"POSIX" | b"C.UTF-8")
         {
-            let categories = [
-                c"all".as_ptr(),
-                c"collate".as_ptr(),
-                c"ctype".as_ptr(),
-                c"monetary".as_ptr(),
-                c"numeric".as_ptr(),
-                c"time".as_ptr(),
-                std::ptr::null(),
-            ];
-            ffi::luaL_checkoption(l, 2, c"all".as_ptr(), categories.as_ptr());
             ffi::lua_pushnil(l);
             return 1;
         }
@@ -375,20 +378,11 @@ unsafe extern "C-unwind" fn guarded_handler(l: *mut lua_State) -> c_int {
     }
 }
 
-/// Deterministic mode: `os.time` and `os.date` read the fixed clock, and
-/// `math.random` starts from `seed`. (`os.clock` checks the mode itself.)
+/// Deterministic mode: `math.random` starts from `seed`. (`os.time` and
+/// `os.date` read the fixed clock through `clock`, unwrapped; `os.clock`
+/// checks the mode itself.)
 unsafe fn deterministic(l: *mut lua_State, globals: c_int, seed: i64) {
     unsafe {
-        lua::get_field(l, globals, "os");
-        let os = ffi::lua_gettop(l);
-        lua::get_field(l, os, "time");
-        ffi::lua_pushcclosure(l, time_entry, 1);
-        lua::set_field(l, os, "time");
-        lua::get_field(l, os, "date");
-        ffi::lua_pushcclosure(l, date_entry, 1);
-        lua::set_field(l, os, "date");
-        ffi::lua_pop(l, 1);
-
         lua::get_field(l, globals, "math");
         let math = ffi::lua_gettop(l);
         lua::get_field(l, math, "randomseed");
@@ -528,34 +522,6 @@ unsafe fn load_body(l: *mut lua_State) -> Result<c_int, Raise> {
     }
 }
 
-unsafe extern "C-unwind" fn time_entry(l: *mut lua_State) -> c_int {
-    unsafe {
-        if ffi::lua_isnoneornil(l, 1) != 0 {
-            let vm = Vm::from_state(l);
-            ffi::lua_pushinteger(l, vm.clock.unwrap_or(0));
-            return 1;
-        }
-        lua::call_original(l, 1);
-        1
-    }
-}
-
-unsafe extern "C-unwind" fn date_entry(l: *mut lua_State) -> c_int {
-    unsafe {
-        if ffi::lua_isnoneornil(l, 2) != 0 {
-            let vm = Vm::from_state(l);
-            if ffi::lua_isnoneornil(l, 1) != 0 {
-                ffi::lua_settop(l, 0);
-                lua::push_bytes(l, b"%c");
-            }
-            ffi::lua_settop(l, 1);
-            ffi::lua_pushinteger(l, vm.clock.unwrap_or(0));
-        }
-        lua::call_original(l, 1);
-        1
-    }
-}
-
 unsafe extern "C-unwind" fn clock_entry(l: *mut lua_State) -> c_int {
     unsafe {
         let vm = Vm::from_state(l);
@@ -621,6 +587,10 @@ unsafe fn check_collector_options(l: *mut lua_State) {
             std::ptr::null(),
         ];
         let option = ffi::luaL_checkoption(l, 1, c"collect".as_ptr(), options.as_ptr());
+        if option == 4 {
+            // "step": any integer, as the reference reads it.
+            ffi::luaL_optinteger(l, 2, 0);
+        }
         let params: c_int = match option {
             5 | 6 => 1,
             8 => 2,

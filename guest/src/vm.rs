@@ -165,6 +165,7 @@ impl Vm {
 
     /// Clears the per-eval counters before an eval.
     pub fn begin_eval(&self) {
+        crate::clock::set(self.clock);
         self.instructions.set(0);
         self.output_bytes.set(0);
         self.capability_calls.set(0);

@@ -228,10 +228,14 @@ fn suite_dir() -> PathBuf {
     dir
 }
 
-/// Runs one file; returns Ok(seconds) or the failure.
-async fn run(dir: &std::path::Path, file: &File) -> Result<f64, String> {
+/// Runs one file, in deterministic mode when asked; returns Ok(seconds) or
+/// the failure.
+async fn run(dir: &std::path::Path, file: &File, deterministic: bool) -> Result<f64, String> {
     let source = std::fs::read(dir.join(file.name)).map_err(|e| format!("cannot read: {e}"))?;
     let mut builder = Sandbox::builder().limits(limits());
+    if deterministic {
+        builder = builder.deterministic(moonbox::Determinism::default());
+    }
     for (name, _) in file.allow {
         builder = builder.allow(*name);
     }
@@ -281,6 +285,21 @@ fn lua_literal(bytes: &[u8]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn official_suite_runs_inside_the_sandbox() {
+    run_suite(false).await;
+}
+
+/// Deterministic mode must not change what the suite sees.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn official_suite_runs_in_deterministic_mode() {
+    run_suite(true).await;
+}
+
+async fn run_suite(deterministic: bool) {
+    let mode = if deterministic {
+        "in deterministic mode"
+    } else {
+        "inside the sandbox"
+    };
     let dir = suite_dir();
     let mut report = Vec::new();
     let mut passed = 0;
@@ -290,7 +309,7 @@ async fn official_suite_runs_inside_the_sandbox() {
             report.push(format!("| {} | skipped | {reason} |", file.name));
             continue;
         }
-        match run(&dir, file).await {
+        match run(&dir, file, deterministic).await {
             Ok(secs) => {
                 passed += 1;
                 report.push(format!("| {} | passes | {secs:.2} s |", file.name));
@@ -302,7 +321,7 @@ async fn official_suite_runs_inside_the_sandbox() {
         }
     }
     println!(
-        "{} of {} official test files pass inside the sandbox",
+        "{} of {} official test files pass {mode}",
         passed,
         FILES.len()
     );

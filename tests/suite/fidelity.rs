@@ -5,7 +5,8 @@ use std::process::Command;
 
 use crate::sandbox;
 
-/// Chunks that fail at compile time or at run time, as the suite checks them.
+/// Chunks that fail at compile time or at run time, as the suite checks them,
+/// and a failing call of every function the sandbox wraps.
 const CHUNKS: &[&str] = &[
     "return nope.x",
     "local t = {} return t.a.b",
@@ -62,6 +63,40 @@ const CHUNKS: &[&str] = &[
     "return '\\300'",
     "::a:: ::a::",
     "local function f(...) return function() return ... end end",
+    // Every function the sandbox wraps or replaces, failing as the script
+    // would make it fail: the message must still name the function and the
+    // caller's line, in both modes.
+    "os.date('%Ez', 0)",
+    "return os.date({})",
+    "os.time({})",
+    "os.time('x')",
+    "os.time({year = 2024})",
+    "os.setlocale('C', 'bad')",
+    "os.setlocale({})",
+    "os.clock(1, 2) return nil .. 1",
+    "math.random('x')",
+    "math.random(1, 2, 3)",
+    "math.randomseed('x')",
+    "print(setmetatable({}, {__tostring = function() return {} end}))",
+    "require()",
+    "load(1, 2, 3, 4) return nil + 1",
+    "load({})",
+    "load('x', 'name', 'q') return nil .. 1",
+    "collectgarbage('bad')",
+    "collectgarbage('step', 'x')",
+    "collectgarbage('incremental', 'x')",
+    "string.rep('x', 2, {})",
+    "string.rep('x', 1e15)",
+    "coroutine.create(1)",
+    "coroutine.wrap(1)",
+    "coroutine.resume(1)",
+    "coroutine.close(1)",
+    "coroutine.close(coroutine.running())",
+    "coroutine.status(1)",
+    "xpcall(1)",
+    "xpcall(print, 1)",
+    "pcall()",
+    "select('x')",
 ];
 
 /// The first line `lua5.4` prints for `code` saved as `chunk.lua`, without its
@@ -89,9 +124,22 @@ fn reference_message(dir: &std::path::Path, code: &str) -> String {
 
 #[tokio::test]
 async fn messages_match_the_reference_interpreter() {
-    let dir = std::env::temp_dir().join(format!("moonbox-fidelity-{}", std::process::id()));
+    check_messages(sandbox(), "default").await;
+}
+
+/// Deterministic mode changes no message.
+#[tokio::test]
+async fn messages_match_in_deterministic_mode() {
+    let sb = moonbox::Sandbox::builder()
+        .deterministic(moonbox::Determinism::default())
+        .build()
+        .expect("the deterministic sandbox builds");
+    check_messages(sb, "deterministic").await;
+}
+
+async fn check_messages(sb: moonbox::Sandbox, mode: &str) {
+    let dir = std::env::temp_dir().join(format!("moonbox-fidelity-{mode}-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("a temp dir");
-    let sb = sandbox();
     let mut mismatches = Vec::new();
     for code in CHUNKS {
         let expected = reference_message(&dir, code);
@@ -108,7 +156,7 @@ async fn messages_match_the_reference_interpreter() {
     }
     assert!(
         mismatches.is_empty(),
-        "{} of {} messages differ:\n{}",
+        "{} of {} messages differ ({mode} mode):\n{}",
         mismatches.len(),
         CHUNKS.len(),
         mismatches.join("\n")
