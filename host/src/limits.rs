@@ -68,7 +68,13 @@ pub struct Limits {
     /// instance. Trips
     /// [`ErrorKind::FuelExhausted`](crate::ErrorKind::FuelExhausted).
     ///
-    /// Default: [`Limits::DEFAULT_FUEL`].
+    /// Zero, the default, derives the fuel from
+    /// [`Limits::max_instructions`] (see [`Limits::effective_fuel`]), so
+    /// that raising the instruction limit raises the outer wall with it and
+    /// a user meets one budget. A non-zero value is used as given.
+    ///
+    /// Default: 0 (derived; [`Limits::DEFAULT_FUEL`] for the default
+    /// instruction limit).
     pub fuel: u64,
     /// Wall-clock time per call into the guest, including time spent in
     /// capabilities; each eval gets this budget, and so does starting an
@@ -131,11 +137,48 @@ impl Limits {
     pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 1 << 20;
     /// Default [`Limits::max_value_depth`].
     pub const DEFAULT_MAX_VALUE_DEPTH: u32 = 64;
-    /// Default [`Limits::fuel`]: five billion, several seconds of wasm; the
-    /// instruction limit trips long before for ordinary Lua.
+    /// Fuel derived per Lua instruction when [`Limits::fuel`] is 0. A plain
+    /// loop costs about 90 fuel per instruction; the margin leaves room for
+    /// instructions that do more work in the C library (string building,
+    /// table resizing, conversions), so the instruction limit, not fuel,
+    /// stops ordinary Lua.
+    pub const FUEL_PER_INSTRUCTION: u64 = 500;
+    /// The least fuel derived, whatever the instruction limit: five
+    /// billion, several seconds of wasm. A small instruction limit keeps this
+    /// much room for work in the C library (building strings, loading
+    /// chunks), so that the guest's own limits, which leave a session
+    /// usable, stop a script before the outer wall does.
     pub const DEFAULT_FUEL: u64 = 5_000_000_000;
     /// Default [`Limits::timeout`]: five seconds.
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+
+    /// The fuel each call into the guest gets: [`Limits::fuel`], or when it
+    /// is 0, [`Limits::FUEL_PER_INSTRUCTION`] for each of
+    /// [`Limits::max_instructions`], and never less than
+    /// [`Limits::DEFAULT_FUEL`].
+    ///
+    /// ```
+    /// use moonbox::Limits;
+    /// assert_eq!(Limits::default().effective_fuel(), Limits::DEFAULT_FUEL);
+    /// let limits = Limits { max_instructions: 1_000_000_000, ..Limits::default() };
+    /// assert_eq!(limits.effective_fuel(), 500_000_000_000);
+    /// let explicit = Limits { fuel: 1_000_000, ..limits };
+    /// assert_eq!(explicit.effective_fuel(), 1_000_000);
+    /// ```
+    pub fn effective_fuel(&self) -> u64 {
+        if self.fuel == 0 {
+            self.max_instructions
+                .saturating_mul(Self::FUEL_PER_INSTRUCTION)
+                .clamp(Self::DEFAULT_FUEL, Self::MAX_FUEL)
+        } else {
+            self.fuel
+        }
+    }
+
+    /// Whether fuel is derived from the instruction limit.
+    pub(crate) fn fuel_is_derived(&self) -> bool {
+        self.fuel == 0
+    }
 
     /// The effective [`Limits::wasm_memory`].
     pub fn effective_wasm_memory(&self) -> u64 {
@@ -182,8 +225,14 @@ impl Limits {
                 1,
                 u64::from(Self::MAX_MAX_VALUE_DEPTH),
             ),
-            ("fuel", self.fuel, 1, Self::MAX_FUEL),
         ];
+        if self.fuel > Self::MAX_FUEL {
+            return Err(format!(
+                "limit fuel must be at most {}, got {}",
+                Self::MAX_FUEL,
+                self.fuel
+            ));
+        }
         for (name, value, min, max) in fields {
             if value == 0 {
                 return Err(format!("limit {name} must be greater than zero"));
@@ -232,7 +281,7 @@ impl Default for Limits {
             memory: Self::DEFAULT_MEMORY,
             max_output_bytes: Self::DEFAULT_MAX_OUTPUT_BYTES,
             max_value_depth: Self::DEFAULT_MAX_VALUE_DEPTH,
-            fuel: Self::DEFAULT_FUEL,
+            fuel: 0,
             timeout: Self::DEFAULT_TIMEOUT,
             wasm_memory: 0,
         }

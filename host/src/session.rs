@@ -111,11 +111,11 @@ impl<T: Send + Sync + 'static> Session<T> {
         };
         // No script has run yet: a stop here means a limit is too small to
         // start a session at all, and the message names it.
-        let (guest, created) = settle(outcome, &store, DEFAULT_CHUNK_NAME, stats, limits.timeout)
+        let (guest, created) = settle(outcome, &store, DEFAULT_CHUNK_NAME, stats, &limits)
             .map_err(|stop| match stop.kind {
                 ErrorKind::FuelExhausted => internal(format!(
                     "{CONFIG_REFUSED}limit fuel ({}) is too small to start a session; raise it",
-                    limits.fuel
+                    limits.effective_fuel()
                 )),
                 ErrorKind::Timeout => internal(format!(
                     "{CONFIG_REFUSED}limit timeout ({} ms) is too short to start a session; raise it",
@@ -227,7 +227,7 @@ impl<T: Send + Sync + 'static> Session<T> {
         let output = Output::from(data.output.take());
         let capability_calls = data.capability_calls;
         let fuel_used = limits
-            .fuel
+            .effective_fuel()
             .saturating_sub(self.store.get_fuel().unwrap_or(0));
         let mut stats = Stats {
             fuel_used,
@@ -238,7 +238,7 @@ impl<T: Send + Sync + 'static> Session<T> {
         };
         // A timeout or trap leaves the instance unusable (wasmtime does not
         // re-enter a store after a trap), so the session is poisoned.
-        let result = match settle(outcome, &self.store, chunk_name, stats, limits.timeout) {
+        let result = match settle(outcome, &self.store, chunk_name, stats, &limits) {
             Err(mut stop) => {
                 self.poisoned = Some(format!(
                     "an earlier eval was stopped by the host ({})",
@@ -288,7 +288,7 @@ impl<T: Send + Sync + 'static> Session<T> {
             wall_time_us: micros(started.elapsed()),
             ..Stats::default()
         };
-        match settle(outcome, &self.store, chunk_name, stats, limits.timeout)? {
+        match settle(outcome, &self.store, chunk_name, stats, &limits)? {
             Ok(()) => Ok(()),
             Err(error) => Err(lua_error(error, Output::default(), stats)),
         }
@@ -304,6 +304,24 @@ fn timeout_message(timeout: Duration) -> String {
         "the script ran longer than the {} ms timeout (raise the timeout limit, --timeout)",
         timeout.as_millis()
     )
+}
+
+/// What to say when fuel runs out: which budget it was, and which limit to
+/// raise. Derived fuel follows the instruction limit, so that is the one to
+/// raise; explicit fuel is its own limit.
+fn fuel_message(limits: &Limits) -> String {
+    if limits.fuel_is_derived() {
+        format!(
+            "the script used up its fuel ({} units, derived from max-instructions {}): its instructions did more work in the C library than the margin allows; raise the instruction limit (--max-instructions) or set the fuel limit (--fuel)",
+            limits.effective_fuel(),
+            limits.max_instructions
+        )
+    } else {
+        format!(
+            "the script used up its fuel ({} units, the host's budget of wasm instructions); raise the fuel limit (--fuel)",
+            limits.fuel
+        )
+    }
 }
 
 /// Adds what only the guest can measure. Calls and output bytes stay the
@@ -346,7 +364,7 @@ fn arm_call<T>(
     started: Instant,
 ) -> Result<(), EvalError> {
     store
-        .set_fuel(limits.fuel)
+        .set_fuel(limits.effective_fuel())
         .map_err(|e| internal(format!("cannot set fuel: {e}")))?;
     // `Limits::validate` bounds the timeout, so this cannot overflow; a
     // deadline that could not be represented would never fire.
@@ -361,16 +379,16 @@ fn settle<T, R>(
     store: &Store<HostState<T>>,
     chunk: &str,
     stats: Stats,
-    timeout: Duration,
+    limits: &Limits,
 ) -> Result<R, EvalError> {
     match outcome {
         Err(_) => Err(EvalError::host(
             ErrorKind::Timeout,
-            timeout_message(timeout),
+            timeout_message(limits.timeout),
             chunk,
             stats,
         )),
-        Ok(Err(e)) => Err(trap_error(&e, store, chunk, stats, timeout)),
+        Ok(Err(e)) => Err(trap_error(&e, store, chunk, stats, limits)),
         Ok(Ok(value)) => Ok(value),
     }
 }
@@ -381,14 +399,11 @@ fn trap_error<T>(
     store: &Store<HostState<T>>,
     chunk: &str,
     stats: Stats,
-    timeout: Duration,
+    limits: &Limits,
 ) -> EvalError {
     let (kind, message) = match e.downcast_ref::<Trap>() {
-        Some(Trap::OutOfFuel) => (
-            ErrorKind::FuelExhausted,
-            "the script used up its fuel, the host's budget of wasm instructions (raise the fuel limit, --fuel)".to_owned(),
-        ),
-        Some(Trap::Interrupt) => (ErrorKind::Timeout, timeout_message(timeout)),
+        Some(Trap::OutOfFuel) => (ErrorKind::FuelExhausted, fuel_message(limits)),
+        Some(Trap::Interrupt) => (ErrorKind::Timeout, timeout_message(limits.timeout)),
         Some(Trap::StackOverflow) => (
             ErrorKind::CallDepth,
             "the script exhausted the wasm stack (recursion through C functions is too deep)"

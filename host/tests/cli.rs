@@ -631,3 +631,24 @@ fn json_mode_is_one_object_for_every_input() {
         assert_eq!(text(&out.stdout).lines().count(), 1);
     }
 }
+
+#[test]
+fn raising_the_instruction_limit_is_enough() {
+    // Fuel follows --max-instructions: this loop (about 100 million
+    // instructions) used to stop with fuel_exhausted after the user had
+    // raised the only limit they knew about.
+    let script = temp_file(
+        "long_loop.lua",
+        b"local x = 0 for i = 1, 5e7 do x = x + i end return x",
+    );
+    let out = moonbox(&[
+        "run",
+        "--max-instructions",
+        "1000000000",
+        "--timeout",
+        "2m",
+        script.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "[1250000025000000]\n");
+}

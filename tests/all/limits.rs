@@ -469,3 +469,59 @@ async fn check_uses_the_sandbox_limits_so_it_agrees_with_eval() {
     assert_eq!(checked.kind, ErrorKind::Syntax);
     assert_eq!(checked.message, ran.message);
 }
+
+/// Fuel follows the instruction limit unless it is set: raising
+/// `max_instructions` alone is never capped by a second budget the user did
+/// not set, and when fuel does stop a script the message names the limit to
+/// raise.
+#[tokio::test]
+async fn raising_the_instruction_limit_raises_fuel_with_it() {
+    // About 100 million instructions: past what the old fixed default fuel
+    // (5e9) covered.
+    let code = "local x = 0 for i = 1, 5e7 do x = x + i end return x";
+    let sb = with_limits(Limits {
+        max_instructions: 300_000_000,
+        timeout: Duration::from_secs(120),
+        ..Limits::default()
+    });
+    let out = sb.eval(code).await.unwrap();
+    assert_eq!(out.values, [json!(1_250_000_025_000_000_i64)]);
+    assert!(out.stats.fuel_used > 5_000_000_000, "{:?}", out.stats);
+    assert_eq!(
+        sb.limits().effective_fuel(),
+        300_000_000 * Limits::FUEL_PER_INSTRUCTION
+    );
+
+    // Explicit fuel is its own limit, and the message says so.
+    let sb = with_limits(Limits {
+        max_instructions: 300_000_000,
+        fuel: 100_000_000,
+        ..Limits::default()
+    });
+    let e = fails(&sb, code, ErrorKind::FuelExhausted).await;
+    assert_eq!(
+        e.message,
+        "the script used up its fuel (100000000 units, the host's budget of wasm instructions); raise the fuel limit (--fuel)"
+    );
+
+    // Derived fuel that still runs out (work inside one C call) names both.
+    let sb = with_limits(Limits {
+        max_instructions: 10_000,
+        timeout: Duration::from_secs(120),
+        ..Limits::default()
+    });
+    let e = fails(
+        &sb,
+        "return ('a'):rep(30):match(('a?'):rep(30) .. ('a'):rep(30))",
+        ErrorKind::FuelExhausted,
+    )
+    .await;
+    assert!(
+        e.message
+            .contains("(5000000000 units, derived from max-instructions 10000)")
+            && e.message.contains("--max-instructions")
+            && e.message.contains("--fuel"),
+        "{}",
+        e.message
+    );
+}

@@ -32,10 +32,12 @@ pub(crate) struct SandboxArgs {
     /// 500ms, 1m; at most 24h).
     #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
     timeout: Duration,
-    /// Wasmtime fuel per run (at most 2^60).
-    #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_FUEL,
+    /// Wasmtime fuel per run, the outer wall's count of wasm work (at most
+    /// 2^60). Default: derived from --max-instructions (500 per instruction
+    /// plus 10 million), so raising the instruction limit raises it too.
+    #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..=Limits::MAX_FUEL))]
-    fuel: u64,
+    fuel: Option<u64>,
     /// Bytes of output per run (print and io.write; at most 1GiB).
     #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "1MiB")]
     max_output_bytes: u64,
@@ -147,7 +149,7 @@ impl SandboxArgs {
             max_string_bytes: self.max_string_bytes,
             memory: self.memory,
             max_output_bytes: self.max_output_bytes,
-            fuel: self.fuel,
+            fuel: self.fuel.unwrap_or(0),
             timeout: self.timeout,
             ..Limits::default()
         }
