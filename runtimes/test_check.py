@@ -78,6 +78,10 @@ class CheckTest(unittest.TestCase):
         self.assertFalse(check.strictly_equal([1], [1.0]))
         self.assertTrue(check.strictly_equal({"a": [1.5]}, {"a": [1.5]}))
 
+    def test_object_members_must_come_in_the_same_order(self):
+        self.assertFalse(check.strictly_equal({"a": 1, "b": 2}, {"b": 2, "a": 1}))
+        self.assertTrue(check.strictly_equal({"a": 1, "b": 2}, {"a": 1, "b": 2}))
+
     def test_integers_are_compared_whole(self):
         self.assertFalse(check.strictly_equal(2**53, 2**53 + 1))
         self.assertTrue(check.strictly_equal(2**63 - 1, 2**63 - 1))

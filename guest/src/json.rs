@@ -34,6 +34,9 @@ pub struct Encoder {
     /// The most bytes of JSON text to produce: shared subtables can make a
     /// small Lua value expand exponentially.
     max_bytes: usize,
+    /// Bytes of text held outside `out` while an object's members are
+    /// encoded one by one, so the cap counts everything produced.
+    elsewhere: usize,
 }
 
 impl Encoder {
@@ -45,6 +48,7 @@ impl Encoder {
             open: Vec::new(),
             max_depth: limits.max_value_depth,
             max_bytes: usize::try_from(max_json_bytes(limits)).unwrap_or(usize::MAX),
+            elsewhere: 0,
         }
     }
 
@@ -80,7 +84,7 @@ impl Encoder {
 
     /// Encodes the value at absolute index `idx`.
     unsafe fn value(&mut self, l: *mut lua_State, idx: c_int) -> Result<(), String> {
-        if self.out.len() > self.max_bytes {
+        if self.elsewhere + self.out.len() > self.max_bytes {
             return Err(self.too_long());
         }
         unsafe {
@@ -112,7 +116,7 @@ impl Encoder {
                         ));
                     };
                     write_string(&mut self.out, text);
-                    if self.out.len() > self.max_bytes {
+                    if self.elsewhere + self.out.len() > self.max_bytes {
                         return Err(self.too_long());
                     }
                 }
@@ -186,33 +190,63 @@ impl Encoder {
                     }
                     self.out.push(']');
                 }
-                Shape::Object => {
-                    self.out.push('{');
-                    let mut first = true;
-                    ffi::lua_pushnil(l);
-                    while ffi::lua_next(l, idx) != 0 {
-                        let key = lua::string_bytes(l, -2).unwrap_or_default();
-                        // `shape` has checked every key is a UTF-8 string.
-                        let key = String::from_utf8_lossy(key).into_owned();
-                        if !first {
-                            self.out.push(',');
-                        }
-                        first = false;
-                        write_string(&mut self.out, &key);
-                        self.out.push(':');
-                        self.path.push(Segment::Key(key));
-                        let r = self.value(l, ffi::lua_gettop(l));
-                        self.path.pop();
-                        ffi::lua_pop(l, 1);
-                        if let Err(e) = r {
-                            ffi::lua_pop(l, 1);
-                            return Err(e);
-                        }
-                    }
-                    self.out.push('}');
-                }
+                Shape::Object => self.object(l, idx)?,
             }
             self.open.pop();
+            Ok(())
+        }
+    }
+
+    /// Writes the object at `idx` with its members in the byte order of
+    /// their keys, so that the text does not depend on the table's
+    /// traversal order (which follows the string-hash seed). Each member's
+    /// value is encoded into a buffer of its own; the members are then
+    /// sorted and joined.
+    unsafe fn object(&mut self, l: *mut lua_State, idx: c_int) -> Result<(), String> {
+        unsafe {
+            let outer = std::mem::take(&mut self.out);
+            let held = self.elsewhere;
+            self.elsewhere += outer.len();
+            let mut members: Vec<(String, String)> = Vec::new();
+            let mut result = Ok(());
+            ffi::lua_pushnil(l);
+            while ffi::lua_next(l, idx) != 0 {
+                let key = lua::string_bytes(l, -2).unwrap_or_default();
+                // `shape` has checked every key is a UTF-8 string.
+                let key = String::from_utf8_lossy(key).into_owned();
+                self.path.push(Segment::Key(key));
+                let r = self.value(l, ffi::lua_gettop(l));
+                let key = match self.path.pop() {
+                    Some(Segment::Key(key)) => key,
+                    _ => String::new(),
+                };
+                ffi::lua_pop(l, 1);
+                let value = std::mem::take(&mut self.out);
+                self.elsewhere += key.len() + value.len() + 4;
+                members.push((key, value));
+                if let Err(e) = r {
+                    ffi::lua_pop(l, 1);
+                    result = Err(e);
+                    break;
+                }
+            }
+            self.elsewhere = held;
+            self.out = outer;
+            result?;
+            members.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            self.out.push('{');
+            for (i, (key, value)) in members.iter().enumerate() {
+                if i > 0 {
+                    self.out.push(',');
+                }
+                write_string(&mut self.out, key);
+                self.out.push(':');
+                self.out.push_str(value);
+            }
+            self.out.push('}');
+            if self.elsewhere + self.out.len() > self.max_bytes {
+                return Err(self.too_long());
+            }
             Ok(())
         }
     }
