@@ -652,3 +652,28 @@ fn raising_the_instruction_limit_is_enough() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "[1250000025000000]\n");
 }
+
+#[test]
+fn a_file_that_returns_a_function_is_told_how_to_run() {
+    let module = temp_file(
+        "module.lua",
+        b"print('loaded') return { hello = function() end }",
+    );
+    let path = module.to_str().unwrap();
+    let out = moonbox(&["run", path]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stdout), "loaded\n");
+    let stderr = text(&out.stderr);
+    assert!(
+        stderr.starts_with("error[invalid_value]: result[1].hello is a function"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("--module m=FILE"), "{stderr}");
+    // The fix the note names works.
+    let out = moonbox_with_stdin(
+        &["run", "--module", &format!("m={path}"), "-"],
+        Some(b"require('m')"),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "loaded\n");
+}

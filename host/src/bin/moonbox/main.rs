@@ -36,9 +36,12 @@ enum Command {
     ///
     /// What the script writes (print, io.write) goes to stdout as it runs;
     /// values it returns follow as one JSON array line (none when it returns
-    /// nothing, as lua5.4 prints nothing). An error is one line on stderr.
-    /// Source is bytes: any encoding in strings and comments, a leading
-    /// UTF-8 BOM and a first line starting with # are accepted.
+    /// nothing, as lua5.4 prints nothing; --json is the unambiguous form).
+    /// A value JSON cannot hold (a function) is an invalid_value error: to
+    /// ignore what a file returns, as lua5.4 does, load it as a module
+    /// (echo "require('m')" | moonbox run --module m=FILE -). An error is one
+    /// line on stderr. Source is bytes: any encoding in strings and comments,
+    /// a leading UTF-8 BOM and a first line starting with # are accepted.
     Run {
         /// The script, or `-` for standard input.
         file: PathBuf,
@@ -122,7 +125,7 @@ async fn run(file: &Path, json: bool, args: &SandboxArgs) -> Result<u8> {
             eprintln!("{e}");
             if e.kind == ErrorKind::InvalidValue {
                 eprintln!(
-                    "note: `moonbox run` prints a chunk's return values as JSON; end the file without returning that value (or return something JSON can hold) to run it as lua5.4 would"
+                    "note: `moonbox run` prints a chunk's return values as JSON, and this one cannot become JSON; to run the file as lua5.4 would, ignoring what it returns, load it as a module: echo \"require('m')\" | moonbox run --module m=FILE -"
                 );
             }
             Ok(exit_code(e.kind))
