@@ -6,7 +6,7 @@ default:
 
 # Run a Lua file in a fresh sandbox (extra flags go to `moonbox run`).
 run FILE *FLAGS:
-    cargo run -q -p moonbox -- run {{FLAGS}} {{FILE}}
+    cargo run -q -p moonbox-cli -- run {{FLAGS}} {{FILE}}
 
 # The README's test command: host, CLI and end-to-end tests with the committed guest.
 test:
@@ -44,11 +44,11 @@ bench *FLAGS:
     # 10,000 live sessions hold more memory mappings than Linux's default
     # limit of 65,530; as root, raise it for the density figure.
     if [ "$(id -u)" = 0 ] && [ "$(cat /proc/sys/vm/max_map_count)" -lt 262144 ]; then sysctl -w vm.max_map_count=262144; fi
-    cargo run -q --release -p moonbox -- bench --awfy ../shared/benchmarks/are-we-fast-yet-lua --write BENCHMARKS.md --chart docs/cold-start.svg {{FLAGS}}
+    cargo run -q --release -p moonbox-cli -- bench --awfy ../shared/benchmarks/are-we-fast-yet-lua --write BENCHMARKS.md --chart docs/cold-start.svg {{FLAGS}}
 
 # The benchmark with tiny sample counts: proves every part runs, times nothing.
 bench-smoke:
-    cargo run -q -p moonbox -- bench --smoke --strict --awfy ../shared/benchmarks/are-we-fast-yet-lua --write target/bench-smoke/BENCHMARKS.md --chart target/bench-smoke/cold-start.svg
+    cargo run -q -p moonbox-cli -- bench --smoke --strict --awfy ../shared/benchmarks/are-we-fast-yet-lua --write target/bench-smoke/BENCHMARKS.md --chart target/bench-smoke/cold-start.svg
 
 # The shared case list on every host of the component: Rust, Python
 # (wasmtime-py), Node (jco) and, when installed, the wasmtime CLI.

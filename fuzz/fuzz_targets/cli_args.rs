@@ -5,10 +5,10 @@
 //! accepted set of limits builds a working sandbox.
 #![no_main]
 
-#[path = "../../host/src/bin/moonbox/args.rs"]
+#[path = "../../cli/src/args.rs"]
 #[allow(dead_code, reason = "the fuzz target uses only the parsing half of the module")]
 mod args;
-#[path = "../../host/src/bin/moonbox/input.rs"]
+#[path = "../../cli/src/input.rs"]
 #[allow(dead_code, reason = "args.rs reads its files through this module")]
 mod input;
 
