@@ -88,8 +88,14 @@ pub use session::Session;
 struct Readme;
 
 const _: () = {
+    const fn assert_send<T: Send>() {}
     const fn assert_send_sync<T: Send + Sync>() {}
+    // A session is one store: it moves between tasks, one user at a time.
+    assert_send::<Session<()>>();
     assert_send_sync::<Sandbox>();
+    assert_send_sync::<Capability<()>>();
     assert_send_sync::<EvalError>();
+    assert_send_sync::<EvalOutput>();
+    assert_send_sync::<Report>();
     assert_send_sync::<Error>();
 };

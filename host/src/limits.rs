@@ -92,7 +92,7 @@ pub struct Limits {
     pub wasm_memory: u64,
 }
 
-/// The largest value each limit accepts; [`Limits::validate`] refuses more
+/// The largest value each limit accepts; building a sandbox refuses more
 /// with a message that names the limit.
 impl Limits {
     /// Most [`Limits::max_instructions`]: a trillion, hours of Lua.

@@ -17,6 +17,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct EvalOutput {
     /// The chunk's return values, converted to JSON (see docs/wit.md for
     /// the rules). Empty when the script ended with `os.exit`.
@@ -36,6 +37,7 @@ pub struct EvalOutput {
 /// they are absent (`None`) when the host stopped the guest (a timeout, fuel,
 /// a trap), never a misleading zero.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Stats {
     /// Wasmtime fuel the eval consumed (starting an instance has its own
     /// budget and is not included).

@@ -40,6 +40,7 @@ use crate::outcome::{EvalOutput, Stats};
 /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct Report {
     /// The report format's version: [`Report::VERSION`].
     pub version: u32,
@@ -63,6 +64,7 @@ pub struct Report {
 
 /// The error part of a [`Report`].
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
 pub struct ReportError {
     /// What went wrong.
     pub kind: ErrorKind,
