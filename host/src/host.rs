@@ -117,18 +117,35 @@ impl<T> output::Host for HostState<T> {
     }
 }
 
+impl<T: Send + Sync + 'static> HostState<T> {
+    /// One capability call, ready to run: the capability and the context
+    /// are looked up now, the work happens when the future is polled.
+    fn start_call(
+        &self,
+        name: String,
+        args: Vec<WitValue>,
+    ) -> impl std::future::Future<Output = Result<WitValue, String>> + Send + 'static {
+        let cap = self.registry.get(&name).cloned();
+        let ctx = self.ctx.clone();
+        let max_reply = self.max_reply_bytes;
+        async move {
+            let Some(cap) = cap else {
+                return Err(format!("{name}: no such capability"));
+            };
+            let Some(ctx) = ctx else {
+                return Err(format!(
+                    "{name}: capabilities are unavailable in this instance"
+                ));
+            };
+            dispatch(cap, ctx, args, max_reply).await
+        }
+    }
+}
+
 impl<T: Send + Sync + 'static> capabilities::Host for HostState<T> {
     async fn call(&mut self, name: String, args: Vec<WitValue>) -> Result<WitValue, String> {
         self.capability_calls = self.capability_calls.saturating_add(1);
-        let Some(cap) = self.registry.get(&name).cloned() else {
-            return Err(format!("{name}: no such capability"));
-        };
-        let Some(ctx) = self.ctx.clone() else {
-            return Err(format!(
-                "{name}: capabilities are unavailable in this instance"
-            ));
-        };
-        dispatch(cap, ctx, args, self.max_reply_bytes).await
+        self.start_call(name, args).await
     }
 
     async fn call_many(
@@ -143,21 +160,7 @@ impl<T: Send + Sync + 'static> capabilities::Host for HostState<T> {
             let batch: Vec<_> = calls
                 .by_ref()
                 .take(MAX_CALLS_IN_FLIGHT)
-                .map(|call| {
-                    let cap = self.registry.get(&call.name).cloned();
-                    let ctx = self.ctx.clone();
-                    let max = self.max_reply_bytes;
-                    Box::pin(async move {
-                        match (cap, ctx) {
-                            (Some(cap), Some(ctx)) => dispatch(cap, ctx, call.args, max).await,
-                            (None, _) => Err(format!("{}: no such capability", call.name)),
-                            (_, None) => Err(format!(
-                                "{}: capabilities are unavailable in this instance",
-                                call.name
-                            )),
-                        }
-                    })
-                })
+                .map(|call| Box::pin(self.start_call(call.name, call.args)))
                 .collect();
             results.extend(join_all(batch).await);
         }
