@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ErrorKind, EvalError};
-use crate::outcome::{EvalOutput, Stats};
+use crate::outcome::{EvalOutput, Output, Stats};
 
 /// The outcome of one eval as one JSON object, whether it succeeded or not.
 ///
@@ -102,17 +102,30 @@ impl From<&Result<EvalOutput, EvalError>> for Report {
     }
 }
 
+impl Report {
+    /// The fields every report fills the same way: the version, the output
+    /// in both its forms, and the stats.
+    fn with_output(output: &Output, stats: Stats) -> Report {
+        Report {
+            version: Report::VERSION,
+            ok: false,
+            values: Vec::new(),
+            output: output.to_str_lossy().into_owned(),
+            output_base64: (!output.is_utf8()).then(|| base64(output.as_bytes())),
+            exit_code: None,
+            error: None,
+            stats,
+        }
+    }
+}
+
 impl From<&EvalOutput> for Report {
     fn from(out: &EvalOutput) -> Self {
         Report {
-            version: Report::VERSION,
             ok: true,
             values: out.values.clone(),
-            output: out.output.to_str_lossy().into_owned(),
-            output_base64: (!out.output.is_utf8()).then(|| base64(out.output.as_bytes())),
             exit_code: out.exit_code,
-            error: None,
-            stats: out.stats,
+            ..Report::with_output(&out.output, out.stats)
         }
     }
 }
@@ -120,12 +133,6 @@ impl From<&EvalOutput> for Report {
 impl From<&EvalError> for Report {
     fn from(e: &EvalError) -> Self {
         Report {
-            version: Report::VERSION,
-            ok: false,
-            values: Vec::new(),
-            output: e.output.to_str_lossy().into_owned(),
-            output_base64: (!e.output.is_utf8()).then(|| base64(e.output.as_bytes())),
-            exit_code: None,
             error: Some(ReportError {
                 kind: e.kind,
                 message: e.message.clone(),
@@ -134,7 +141,7 @@ impl From<&EvalError> for Report {
                 traceback: e.traceback.clone(),
                 summary: e.to_string(),
             }),
-            stats: e.stats,
+            ..Report::with_output(&e.output, e.stats)
         }
     }
 }
@@ -164,7 +171,6 @@ fn base64(bytes: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::outcome::Output;
 
     #[test]
     fn base64_matches_the_standard_vectors() {
