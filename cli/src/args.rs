@@ -137,7 +137,13 @@ impl SandboxArgs {
     /// timeout; returns it with its chunk name.
     pub(crate) fn read_script(&self, file: &Path) -> Result<(Vec<u8>, String)> {
         let deadline = input::Deadline::after(self.timeout);
-        let code = input::read(file, "script", self.max_script_bytes, &deadline)?;
+        let code = input::read(
+            file,
+            "script",
+            self.max_script_bytes,
+            "--max-script-bytes",
+            &deadline,
+        )?;
         Ok((code, input::chunk_name(file)))
     }
 
@@ -171,7 +177,13 @@ impl SandboxArgs {
             });
         }
         if let Some(path) = &self.records {
-            let bytes = input::read(path, "records", self.max_records_bytes, &deadline)?;
+            let bytes = input::read(
+                path,
+                "records",
+                self.max_records_bytes,
+                "--max-records-bytes",
+                &deadline,
+            )?;
             let text = std::str::from_utf8(&bytes).map_err(|e| {
                 anyhow::anyhow!(
                     "records '{}' are not UTF-8 JSON (invalid byte at offset {})",
@@ -191,7 +203,13 @@ impl SandboxArgs {
             }
             seen.push(name.clone());
             let what = format!("module '{name}'");
-            let source = input::read(file, &what, self.max_script_bytes, &deadline)?;
+            let source = input::read(
+                file,
+                &what,
+                self.max_script_bytes,
+                "--max-script-bytes",
+                &deadline,
+            )?;
             builder = builder.module(name, source);
         }
         Ok(builder.build()?)

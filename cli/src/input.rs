@@ -29,23 +29,22 @@ impl Deadline {
 }
 
 /// Reads `path` (`-` for stdin) whole, refusing more than `max` bytes and
-/// giving up at the deadline. `what` names the input in messages.
-pub(crate) fn read(path: &Path, what: &str, max: u64, deadline: &Deadline) -> Result<Vec<u8>> {
+/// giving up at the deadline. `what` names the input in messages, and
+/// `flag` the option that raises `max`.
+pub(crate) fn read(
+    path: &Path,
+    what: &str,
+    max: u64,
+    flag: &str,
+    deadline: &Deadline,
+) -> Result<Vec<u8>> {
     let shown = if path == Path::new("-") {
         "standard input".to_owned()
     } else {
         format!("'{}'", path.display())
     };
-    let too_large = || {
-        anyhow!(
-            "the {what} {shown} is larger than {max} bytes; raise --max-{}-bytes to read it",
-            if what == "records" {
-                "records"
-            } else {
-                "script"
-            }
-        )
-    };
+    let too_large =
+        || anyhow!("the {what} {shown} is larger than {max} bytes; raise {flag} to read it");
     // A regular file is read in place; anything else (stdin, a FIFO, a
     // device) on its own thread, so that a reader that never finishes only
     // costs the deadline.
