@@ -130,18 +130,8 @@ impl Encoder {
     }
 
     fn float(&mut self, f: f64) -> Result<(), String> {
-        if f.is_nan() {
-            return Err(format!(
-                "{} is NaN, which JSON cannot represent",
-                self.here()
-            ));
-        }
-        if f.is_infinite() {
-            let sign = if f < 0.0 { "-" } else { "" };
-            return Err(format!(
-                "{} is {sign}inf, which JSON cannot represent",
-                self.here()
-            ));
+        if !f.is_finite() {
+            return Err(non_finite(&self.here(), f));
         }
         // Debug formatting is the shortest round-trip form and always marks a
         // float (`1.0`, `1e300`), so floats stay floats on the other side.
@@ -520,9 +510,7 @@ pub unsafe fn to_value(
             ffi::LUA_TNUMBER => {
                 let f = ffi::lua_tonumberx(l, idx, std::ptr::null_mut());
                 if !f.is_finite() {
-                    // The encoder words the refusal.
-                    let mut enc = Encoder::new(root, limits);
-                    enc.float(f)?;
+                    return Err(non_finite(&root, f));
                 }
                 WitValue::Float(f)
             }
@@ -540,6 +528,18 @@ pub unsafe fn to_value(
             }
         })
     }
+}
+
+/// Why `f` (NaN or an infinity) at `path` cannot cross the boundary.
+fn non_finite(path: &str, f: f64) -> String {
+    let what = if f.is_nan() {
+        "NaN"
+    } else if f < 0.0 {
+        "-inf"
+    } else {
+        "inf"
+    };
+    format!("{path} is {what}, which JSON cannot represent")
 }
 
 /// A value received from the host, parsed and owned by the Vm while it is
