@@ -38,17 +38,20 @@ examples:
     cargo run -q -p moonbox --example agent_tool
 
 # Every benchmark side by side with its peers, written into BENCHMARKS.md
-# with the cold-start chart (release build; the peers need lua5.4, runc and
+# with the cold-start chart (the moonbox-bench crate, release build; it
+# times the moonbox binary built beside it; the peers need lua5.4, runc and
 # podman, which .ci/run installs).
 bench *FLAGS:
     # 10,000 live sessions hold more memory mappings than Linux's default
     # limit of 65,530; as root, raise it for the density figure.
     if [ "$(id -u)" = 0 ] && [ "$(cat /proc/sys/vm/max_map_count)" -lt 262144 ]; then sysctl -w vm.max_map_count=262144; fi
-    cargo run -q --release -p moonbox-cli -- bench --awfy ../shared/benchmarks/are-we-fast-yet-lua --write BENCHMARKS.md --chart docs/cold-start.svg {{FLAGS}}
+    cargo build -q --release -p moonbox-cli
+    cargo run -q --release -p moonbox-bench -- --awfy ../shared/benchmarks/are-we-fast-yet-lua --write BENCHMARKS.md --chart docs/cold-start.svg {{FLAGS}}
 
 # The benchmark with tiny sample counts: proves every part runs, times nothing.
 bench-smoke:
-    cargo run -q -p moonbox-cli -- bench --smoke --strict --awfy ../shared/benchmarks/are-we-fast-yet-lua --write target/bench-smoke/BENCHMARKS.md --chart target/bench-smoke/cold-start.svg
+    cargo build -q -p moonbox-cli
+    cargo run -q -p moonbox-bench -- --smoke --strict --awfy ../shared/benchmarks/are-we-fast-yet-lua --write target/bench-smoke/BENCHMARKS.md --chart target/bench-smoke/cold-start.svg
 
 # The shared case list on every host of the component: Rust, Python
 # (wasmtime-py), Node (jco) and, when installed, the wasmtime CLI.

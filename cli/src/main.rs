@@ -6,7 +6,6 @@
 //! allowed `os.exit(n)` exits with `n` (modulo 256).
 
 mod args;
-mod bench;
 mod input;
 
 use std::path::{Path, PathBuf};
@@ -60,10 +59,6 @@ enum Command {
         #[command(flatten)]
         sandbox: SandboxArgs,
     },
-    /// Benchmark cold start against processes and containers, throughput,
-    /// density, execution speed and capability round trips, each side by
-    /// side with its comparison (build with --release).
-    Bench(bench::Options),
     /// Print the `run_lua` tool definition for an agent.
     ToolSchema {
         /// The API whose tool format to print.
@@ -183,7 +178,6 @@ fn main() -> ExitCode {
             } => run(file, *json, sandbox).await,
             Command::Check { file, sandbox } => check(file, sandbox).await,
             Command::ToolSchema { format, sandbox } => tool_schema(*format, sandbox),
-            Command::Bench(options) => bench::run(options).await.map(|()| 0),
         }
     });
     match result {

@@ -1,8 +1,11 @@
-//! `moonbox bench`: cold start against processes and containers,
+//! `moonbox-bench`: cold start against processes and containers,
 //! throughput, density, execution speed and the capability round trip,
 //! each taken side by side with its comparison in the same run. Prints
 //! Markdown; `--write` puts it into BENCHMARKS.md and `--chart` draws the
-//! cold-start chart.
+//! cold-start chart. `just bench` runs it; it is not part of the shipped
+//! `moonbox` command, whose start it times.
+//!
+//! Exit codes: 0 success; 2 a usage error or a failed run.
 
 mod awfy;
 mod chart;
@@ -12,17 +15,21 @@ mod spawn;
 mod stats;
 
 use std::path::{Path, PathBuf};
+use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
-use clap::{Args, ValueEnum};
+use anyhow::{Context, Result, bail, ensure};
+use clap::{Parser, ValueEnum};
 use serde::de::DeserializeOwned;
 
 use report::{Report, Row};
 use stats::Summary;
 
-/// `moonbox bench` options.
-#[derive(Args, Clone, Debug)]
+/// Benchmark cold start against processes and containers, throughput,
+/// density, execution speed and capability round trips, each side by side
+/// with its comparison (build with --release).
+#[derive(Parser, Clone, Debug)]
+#[command(name = "moonbox-bench", version)]
 pub(crate) struct Options {
     /// Samples of each in-process timing.
     #[arg(long, default_value_t = 10_000)]
@@ -42,6 +49,11 @@ pub(crate) struct Options {
     /// Runs of each Are-We-Fast-Yet benchmark, per side.
     #[arg(long, default_value_t = 5)]
     awfy_runs: usize,
+    /// The `moonbox` binary whose process start is timed [default: the
+    /// one beside this binary, which `cargo build -p moonbox-cli` puts
+    /// there].
+    #[arg(long, value_name = "FILE")]
+    moonbox: Option<PathBuf>,
     /// Skip the runc and podman containers.
     #[arg(long)]
     no_containers: bool,
@@ -92,7 +104,7 @@ impl Options {
 }
 
 fn progress(what: &str) {
-    eprintln!("moonbox bench: {what}");
+    eprintln!("moonbox-bench: {what}");
 }
 
 /// Runs the benchmark.
@@ -105,10 +117,9 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         bail!("--sessions must be ascending counts above zero");
     }
     if cfg!(debug_assertions) && !o.smoke {
-        eprintln!("moonbox bench: warning: a debug build; build with --release for real figures");
+        eprintln!("moonbox-bench: warning: a debug build; build with --release for real figures");
     }
     let exe = std::env::current_exe()?;
-    let exe_str = exe.to_string_lossy().into_owned();
 
     let sandbox = inproc::sandbox(false)?;
     progress(&format!("fresh instances ({} samples)", o.samples));
@@ -125,7 +136,10 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
     let throughput_session = inproc::throughput(&sandbox, false, seconds).await?;
 
     progress(&format!("process starts ({} each)", o.spawns));
-    let process = spawn::samples(o.spawns, &exe_str, &["run", "-"], b"return 1+1");
+    let process = moonbox_binary(&o).and_then(|moonbox| {
+        let moonbox = moonbox.to_string_lossy();
+        spawn::samples(o.spawns, &moonbox, &["run", "-"], b"return 1+1")
+    });
     let native = spawn::samples(o.spawns, "lua5.4", &["-e", "return 1+1"], b"");
     let (runc, podman) = if o.no_containers {
         let skipped = || Err(anyhow::anyhow!("--no-containers"));
@@ -244,9 +258,40 @@ fn relative_to(chart: &Path, report: Option<&Path>) -> String {
     rel.to_string_lossy().into_owned()
 }
 
-/// The command that reproduces the run, without machine paths.
+/// The `moonbox` binary to time: `--moonbox`, else the one the same
+/// cargo build put beside this binary.
+fn moonbox_binary(o: &Options) -> Result<PathBuf> {
+    if let Some(path) = &o.moonbox {
+        return Ok(path.clone());
+    }
+    let name = format!("moonbox{}", std::env::consts::EXE_SUFFIX);
+    let beside = std::env::current_exe()?.with_file_name(name);
+    ensure!(
+        beside.is_file(),
+        "no moonbox binary beside moonbox-bench; build it with `cargo build{} -p moonbox-cli` or pass --moonbox",
+        release_flag()
+    );
+    Ok(beside)
+}
+
+/// ` --release` in a release build, for the commands this binary prints.
+fn release_flag() -> &'static str {
+    if cfg!(debug_assertions) {
+        ""
+    } else {
+        " --release"
+    }
+}
+
+/// The commands that reproduce the run, without machine paths: the
+/// `moonbox` binary it times is built first, unless `--moonbox` named one.
 fn command_line(o: &Options) -> String {
-    let mut s = String::from("moonbox bench");
+    let release = release_flag();
+    let mut s = match &o.moonbox {
+        Some(_) => String::new(),
+        None => format!("cargo build{release} -p moonbox-cli && "),
+    };
+    s.push_str(&format!("cargo run{release} -p moonbox-bench --"));
     if o.smoke {
         s.push_str(" --smoke");
     }
@@ -262,13 +307,20 @@ fn command_line(o: &Options) -> String {
             .map_or_else(|| dir.to_string_lossy(), |n| n.to_string_lossy());
         s.push_str(&format!(" --awfy .../{name} --awfy-runs {}", o.awfy_runs));
     }
+    if let Some(path) = &o.moonbox {
+        let name = path
+            .file_name()
+            .map_or_else(|| path.to_string_lossy(), |n| n.to_string_lossy());
+        s.push_str(&format!(" --moonbox .../{name}"));
+    }
     if o.no_containers {
         s.push_str(" --no-containers");
     }
     s
 }
 
-/// Runs `moonbox bench --part PART` and parses the JSON it prints.
+/// Runs this binary again with `--part PART` and parses the JSON it
+/// prints.
 fn child<R: DeserializeOwned>(exe: &Path, part: Part, o: &Options) -> Result<R> {
     let sessions: Vec<String> = o.sessions.iter().map(usize::to_string).collect();
     let name = match part {
@@ -276,10 +328,10 @@ fn child<R: DeserializeOwned>(exe: &Path, part: Part, o: &Options) -> Result<R> 
         Part::Density => "density",
     };
     let out = std::process::Command::new(exe)
-        .args(["bench", "--part", name, "--samples", &o.samples.to_string()])
+        .args(["--part", name, "--samples", &o.samples.to_string()])
         .args(["--sessions", &sessions.join(",")])
         .output()
-        .context("cannot start a child moonbox")?;
+        .context("cannot start a child moonbox-bench")?;
     if !out.status.success() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         bail!("the {name} child failed: {}", stderr.trim());
@@ -300,4 +352,25 @@ async fn run_part(part: Part, o: &Options) -> Result<()> {
     };
     println!("{value}");
     Ok(())
+}
+
+fn main() -> ExitCode {
+    let options = Options::parse();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(run(&options)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
 }

@@ -10,13 +10,13 @@ use super::awfy::Speed;
 use super::stats::{self, Summary};
 
 /// Where the generated section starts and ends in BENCHMARKS.md.
-pub(crate) const BEGIN: &str = "<!-- moonbox bench: generated section, begin -->";
-pub(crate) const END: &str = "<!-- moonbox bench: generated section, end -->";
+pub(crate) const BEGIN: &str = "<!-- moonbox-bench: generated section, begin -->";
+pub(crate) const END: &str = "<!-- moonbox-bench: generated section, end -->";
 
 /// A row that was measured, or why it was not.
 pub(crate) type Row<T> = Result<T, String>;
 
-/// Everything one `moonbox bench` run measured.
+/// Everything one `moonbox-bench` run measured.
 pub(crate) struct Report {
     pub command: String,
     pub fresh: Summary,
