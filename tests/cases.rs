@@ -63,7 +63,7 @@ fn sandbox(file: &CaseFile, case: &Value) -> Result<Sandbox, String> {
         max_instructions: u64_field(&limits, "max-instructions")?,
         max_call_depth: u32_field(&limits, "max-call-depth")?,
         max_string_bytes: u64_field(&limits, "max-string-bytes")?,
-        memory: u64_field(&limits, "max-memory-bytes")?,
+        max_memory_bytes: u64_field(&limits, "max-memory-bytes")?,
         max_output_bytes: u64_field(&limits, "max-output-bytes")?,
         max_value_depth: u32_field(&limits, "max-value-depth")?,
         ..Limits::default()

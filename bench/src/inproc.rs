@@ -4,19 +4,24 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use moonbox::{Records, Sandbox};
+use moonbox::{Engine, Records, Sandbox};
 
 use super::stats::Summary;
 
 const RECORDS: &str = r#"{"123": {"name": "Ada", "visits": [1, 2]}}"#;
 
 /// The sandbox every in-process figure uses: default limits and
-/// `records.get`.
+/// `records.get`, on the shared engine or on its own pooling engine.
 pub(crate) fn sandbox(pooling: bool) -> Result<Sandbox> {
     let records = Records::from_json(RECORDS)?;
+    let engine = if pooling {
+        Engine::builder().pooling_allocator(true).build()?
+    } else {
+        Engine::shared()?
+    };
     Ok(Sandbox::builder()
+        .engine(&engine)
         .capability(records.capability())
-        .pooling_allocator(pooling)
         .build()?)
 }
 

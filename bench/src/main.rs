@@ -23,7 +23,6 @@ use clap::{Parser, ValueEnum};
 use serde::de::DeserializeOwned;
 
 use report::{Report, Row};
-use stats::Summary;
 
 /// Benchmark cold start against processes and containers, throughput,
 /// density, execution speed and capability round trips, each side by side
@@ -78,8 +77,8 @@ pub(crate) struct Options {
     part: Option<Part>,
 }
 
-/// Parts measured in a child process: the engine is process-wide, so the
-/// pooling allocator needs its own process, and RSS is cleanest in one.
+/// Parts that run alone in a process: density, because RSS is cleanest in a
+/// fresh process; pooling, so that a profiler sees nothing else.
 #[derive(Clone, Copy, Debug, ValueEnum)]
 enum Part {
     Pooling,
@@ -124,8 +123,11 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
     let sandbox = inproc::sandbox(false)?;
     progress(&format!("fresh instances ({} samples)", o.samples));
     let fresh = inproc::fresh_evals(&sandbox, o.samples).await?;
-    progress("fresh instances, pooling allocator (child process)");
-    let fresh_pooling = child::<Summary>(&exe, Part::Pooling, &o);
+    progress("fresh instances, pooling allocator");
+    let fresh_pooling = match inproc::sandbox(true) {
+        Ok(pooled) => inproc::fresh_evals(&pooled, o.samples).await,
+        Err(e) => Err(e),
+    };
     progress("reused session");
     let session = inproc::session_evals(&sandbox, o.samples).await?;
     progress("capability round trip");

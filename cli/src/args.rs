@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use moonbox::{Determinism, Limits, Records, Sandbox, SandboxBuilder};
+use moonbox::{Determinism, Engine, Limits, Records, Sandbox, SandboxBuilder};
 
 use crate::input;
 
@@ -23,15 +23,17 @@ pub(crate) struct SandboxArgs {
           value_parser = clap::value_parser!(u32).range(1..=i64::from(Limits::MAX_MAX_CALL_DEPTH)))]
     max_call_depth: u32,
     /// Bytes in one string (accepts 16MiB, 512KiB, 1000; 1KiB to 1GiB).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "16MiB")]
-    max_string_bytes: u64,
-    /// Bytes of Lua heap (accepts 64MiB, 1GiB...; 1MiB to 1GiB).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "64MiB")]
-    memory: u64,
+    #[arg(long, value_name = "SIZE", default_value_t = Size(Limits::DEFAULT_MAX_STRING_BYTES))]
+    max_string_bytes: Size,
+    /// Bytes of Lua heap (accepts 64MiB, 1GiB...; 1MiB to 1GiB). The old
+    /// name --memory still works.
+    #[arg(long, value_name = "SIZE", alias = "memory",
+          default_value_t = Size(Limits::DEFAULT_MAX_MEMORY_BYTES))]
+    max_memory_bytes: Size,
     /// Wall-clock time per run, reading the script included (accepts 2s,
     /// 500ms, 1m; at most 24h).
-    #[arg(long, value_name = "DURATION", value_parser = parse_duration, default_value = "5s")]
-    timeout: Duration,
+    #[arg(long, value_name = "DURATION", default_value_t = Wait(Limits::DEFAULT_TIMEOUT))]
+    timeout: Wait,
     /// Wasmtime fuel per run, the outer wall's count of wasm work (at most
     /// 2^60). Default: derived from --max-instructions (500 per instruction
     /// plus 10 million), so raising the instruction limit raises it too.
@@ -39,14 +41,14 @@ pub(crate) struct SandboxArgs {
           value_parser = clap::value_parser!(u64).range(1..=Limits::MAX_FUEL))]
     fuel: Option<u64>,
     /// Bytes of output per run (print and io.write; at most 1GiB).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "1MiB")]
-    max_output_bytes: u64,
+    #[arg(long, value_name = "SIZE", default_value_t = Size(Limits::DEFAULT_MAX_OUTPUT_BYTES))]
+    max_output_bytes: Size,
     /// Largest script or module file read (at most 4GiB).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "16MiB")]
-    max_script_bytes: u64,
+    #[arg(long, value_name = "SIZE", default_value_t = Size(DEFAULT_MAX_SCRIPT_BYTES))]
+    max_script_bytes: Size,
     /// Largest --records file read (at most 4GiB).
-    #[arg(long, value_name = "SIZE", value_parser = parse_size, default_value = "256MiB")]
-    max_records_bytes: u64,
+    #[arg(long, value_name = "SIZE", default_value_t = Size(DEFAULT_MAX_RECORDS_BYTES))]
+    max_records_bytes: Size,
     /// Allow a sandboxed name back, such as os.getenv or io.write (repeatable).
     #[arg(long, value_name = "NAME")]
     allow: Vec<String>,
@@ -62,6 +64,56 @@ pub(crate) struct SandboxArgs {
     /// Make require(NAME) load FILE's text (repeatable).
     #[arg(long, value_name = "NAME=FILE", value_parser = parse_module)]
     module: Vec<(String, PathBuf)>,
+}
+
+/// Default --max-script-bytes: 16 MiB of Lua source.
+pub(crate) const DEFAULT_MAX_SCRIPT_BYTES: u64 = 16 << 20;
+/// Default --max-records-bytes: 256 MiB of JSON.
+pub(crate) const DEFAULT_MAX_RECORDS_BYTES: u64 = 256 << 20;
+
+/// A size flag's value in bytes, shown in help with a binary unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Size(pub(crate) u64);
+
+impl std::str::FromStr for Size {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        parse_size(s).map(Size)
+    }
+}
+
+impl std::fmt::Display for Size {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.0;
+        for (shift, unit) in [(30, "GiB"), (20, "MiB"), (10, "KiB")] {
+            if n != 0 && n.is_multiple_of(1 << shift) {
+                return write!(f, "{}{unit}", n >> shift);
+            }
+        }
+        write!(f, "{n}")
+    }
+}
+
+/// A duration flag's value, shown in help as `5s` or `500ms`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Wait(pub(crate) Duration);
+
+impl std::str::FromStr for Wait {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        parse_duration(s).map(Wait)
+    }
+}
+
+impl std::fmt::Display for Wait {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = self.0.as_millis();
+        if ms.is_multiple_of(1000) {
+            write!(f, "{}s", ms / 1000)
+        } else {
+            write!(f, "{ms}ms")
+        }
+    }
 }
 
 /// Parses a size. Every size flag accepts up to 4 GiB; each limit's own
@@ -86,7 +138,7 @@ pub(crate) fn parse_size(s: &str) -> Result<u64, String> {
     };
     let bytes = n
         .checked_mul(1 << shift)
-        .filter(|&b| b <= Limits::MAX_WASM_MEMORY)
+        .filter(|&b| b <= Limits::MAX_MAX_WASM_MEMORY_BYTES)
         .ok_or_else(|| format!("'{s}' is larger than the most allowed, 4GiB"))?;
     if bytes == 0 {
         return Err("the size must be greater than zero".to_owned());
@@ -132,15 +184,33 @@ pub(crate) fn parse_module(s: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
+/// The command's engine: it caches compiled code in the conventional
+/// directory (see `Engine::default_cache_dir`), so that only the first run
+/// on a machine compiles the guest. `MOONBOX_CACHE_DIR=` (empty) turns the
+/// cache off.
+fn engine() -> Result<Engine> {
+    let mut builder = Engine::builder();
+    if let Some(dir) = Engine::default_cache_dir() {
+        builder = builder.cache_dir(dir);
+    }
+    builder.build().map_err(|e| match e {
+        moonbox::Error::Cache { .. } => anyhow::anyhow!(
+            "{:#}; set MOONBOX_CACHE_DIR to a private directory, or to nothing to turn the cache off",
+            anyhow::Error::new(e)
+        ),
+        e => e.into(),
+    })
+}
+
 impl SandboxArgs {
     /// Reads the script (`-` for stdin) within the size cap and the
     /// timeout; returns it with its chunk name.
     pub(crate) fn read_script(&self, file: &Path) -> Result<(Vec<u8>, String)> {
-        let deadline = input::Deadline::after(self.timeout);
+        let deadline = input::Deadline::after(self.timeout.0);
         let code = input::read(
             file,
             "script",
-            self.max_script_bytes,
+            self.max_script_bytes.0,
             "--max-script-bytes",
             &deadline,
         )?;
@@ -152,11 +222,11 @@ impl SandboxArgs {
         Limits {
             max_instructions: self.max_instructions,
             max_call_depth: self.max_call_depth,
-            max_string_bytes: self.max_string_bytes,
-            memory: self.memory,
-            max_output_bytes: self.max_output_bytes,
+            max_string_bytes: self.max_string_bytes.0,
+            max_memory_bytes: self.max_memory_bytes.0,
+            max_output_bytes: self.max_output_bytes.0,
             fuel: self.fuel.unwrap_or(0),
-            timeout: self.timeout,
+            timeout: self.timeout.0,
             ..Limits::default()
         }
     }
@@ -165,8 +235,8 @@ impl SandboxArgs {
     /// builds the sandbox.
     pub(crate) fn build(&self) -> Result<Sandbox> {
         let limits = self.limits();
-        let deadline = input::Deadline::after(self.timeout);
-        let mut builder: SandboxBuilder<()> = Sandbox::builder().limits(limits);
+        let deadline = input::Deadline::after(self.timeout.0);
+        let mut builder: SandboxBuilder<()> = Sandbox::builder().engine(&engine()?).limits(limits);
         for name in &self.allow {
             builder = builder.allow(name);
         }
@@ -180,7 +250,7 @@ impl SandboxArgs {
             let bytes = input::read(
                 path,
                 "records",
-                self.max_records_bytes,
+                self.max_records_bytes.0,
                 "--max-records-bytes",
                 &deadline,
             )?;
@@ -206,7 +276,7 @@ impl SandboxArgs {
             let source = input::read(
                 file,
                 &what,
-                self.max_script_bytes,
+                self.max_script_bytes.0,
                 "--max-script-bytes",
                 &deadline,
             )?;
@@ -252,6 +322,21 @@ mod tests {
         assert!(parse_size("99999999999999999999").is_err());
         assert!(parse_size("17179869184GiB").unwrap_err().contains("larger"));
         assert!(parse_size("0").is_err());
+    }
+
+    #[test]
+    fn defaults_show_in_the_units_users_type() {
+        assert_eq!(Size(Limits::DEFAULT_MAX_MEMORY_BYTES).to_string(), "64MiB");
+        assert_eq!(Size(1536).to_string(), "1536");
+        assert_eq!(Size(1 << 30).to_string(), "1GiB");
+        assert_eq!(Wait(Limits::DEFAULT_TIMEOUT).to_string(), "5s");
+        assert_eq!(Wait(Duration::from_millis(1500)).to_string(), "1500ms");
+        for shown in ["64MiB", "1536", "1GiB"] {
+            assert_eq!(
+                shown.parse::<Size>().map(|s| s.to_string()).as_deref(),
+                Ok(shown)
+            );
+        }
     }
 
     #[test]

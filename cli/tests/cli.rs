@@ -339,12 +339,12 @@ fn bad_input_exits_2_with_a_message_and_no_backtrace() {
             "invalid value '99999999999' for '--max-call-depth <N>'",
         ),
         (
-            vec!["run", "--memory", "5GiB", "examples/hello.lua"],
+            vec!["run", "--max-memory-bytes", "5GiB", "examples/hello.lua"],
             "larger than the most allowed, 4GiB",
         ),
         (
             vec!["run", "--memory", "2GiB", "examples/hello.lua"],
-            "limit memory must be at most 1073741824",
+            "limit max_memory_bytes must be at most 1073741824",
         ),
         (
             vec![

@@ -21,7 +21,7 @@ fn fixture() -> &'static Fixture {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("a runtime");
         let limits = Limits {
             max_instructions: 200_000,
-            memory: 8 << 20,
+            max_memory_bytes: 8 << 20,
             max_string_bytes: 1 << 20,
             max_output_bytes: 16 << 10,
             fuel: 100_000_000,

@@ -98,7 +98,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let records = Records::from_json(r#"{"123": {"name": "Ada", "visits": [1, 2]}}"#)?;
     let limits = Limits {
         max_instructions: 20_000,
-        memory: 1 << 20,
+        max_memory_bytes: 1 << 20,
         max_string_bytes: 64 << 10,
         max_output_bytes: 1 << 10,
         timeout: Duration::from_secs(10),

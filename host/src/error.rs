@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::config::DEFAULT_CHUNK_NAME;
 use crate::outcome::{Output, Stats};
 
 /// Why an eval failed.
@@ -33,8 +34,8 @@ pub enum ErrorKind {
     /// and `C stack overflow`, are [`ErrorKind::Runtime`] errors, as in
     /// `lua5.4`.)
     CallDepth,
-    /// The Lua heap ([`Limits::memory`](crate::Limits::memory)) or the
-    /// linear memory ([`Limits::wasm_memory`](crate::Limits::wasm_memory))
+    /// The Lua heap ([`Limits::max_memory_bytes`](crate::Limits::max_memory_bytes)) or the
+    /// linear memory ([`Limits::max_wasm_memory_bytes`](crate::Limits::max_wasm_memory_bytes))
     /// is exhausted.
     MemoryLimit,
     /// A string would exceed [`Limits::max_string_bytes`](crate::Limits::max_string_bytes).
@@ -96,6 +97,26 @@ impl ErrorKind {
                 | ErrorKind::FuelExhausted
                 | ErrorKind::Timeout
         )
+    }
+}
+
+/// The guest's kinds, as the WIT contract declares them: each is the kind
+/// of the same name.
+impl From<crate::bindings::types::ErrorKind> for ErrorKind {
+    fn from(kind: crate::bindings::types::ErrorKind) -> Self {
+        use crate::bindings::types::ErrorKind as Wit;
+        match kind {
+            Wit::Syntax => ErrorKind::Syntax,
+            Wit::Runtime => ErrorKind::Runtime,
+            Wit::Sandboxed => ErrorKind::Sandboxed,
+            Wit::Capability => ErrorKind::Capability,
+            Wit::InstructionLimit => ErrorKind::InstructionLimit,
+            Wit::CallDepth => ErrorKind::CallDepth,
+            Wit::MemoryLimit => ErrorKind::MemoryLimit,
+            Wit::StringSize => ErrorKind::StringSize,
+            Wit::OutputLimit => ErrorKind::OutputLimit,
+            Wit::InvalidValue => ErrorKind::InvalidValue,
+        }
     }
 }
 
@@ -165,6 +186,17 @@ impl EvalError {
         }
     }
 
+    /// A failure of the sandbox itself ([`ErrorKind::Internal`]), outside
+    /// any chunk.
+    pub(crate) fn internal(message: impl Into<String>) -> Self {
+        Self::host(
+            ErrorKind::Internal,
+            message,
+            DEFAULT_CHUNK_NAME,
+            Stats::default(),
+        )
+    }
+
     /// The JSON form (the `Serialize` output) as a `serde_json::Value`.
     pub fn to_json(&self) -> serde_json::Value {
         serde_json::to_value(self)
@@ -219,20 +251,75 @@ pub(crate) fn one_line(s: &str) -> String {
     out
 }
 
-/// A host-side failure: bad configuration, or an engine that cannot start.
+/// A host-side failure: bad configuration, an engine that cannot start, or
+/// a session that cannot be created.
+///
+/// Each variant is a kind of failure; the underlying cause, where there is
+/// one, is its [`source`](std::error::Error::source), so `Display` is the
+/// host's sentence and the chain says why.
+///
+/// ```
+/// use moonbox::{Error, Limits, Sandbox};
+///
+/// let err = Sandbox::builder()
+///     .limits(Limits { max_instructions: 0, ..Limits::default() })
+///     .build()
+///     .unwrap_err();
+/// assert!(matches!(err, Error::Config(_)));
+/// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The sandbox configuration is invalid (a zero limit, an unknown
     /// `allow` name, a module that does not compile, a duplicate name...).
+    /// The text says which setting and why.
     #[error("invalid sandbox configuration: {0}")]
     Config(String),
-    /// Wasmtime could not be configured, or the component not compiled.
-    #[error("{0}")]
-    Engine(String),
-    /// A session could not be started.
-    #[error("cannot start a session: {0}")]
-    Session(String),
+    /// wasmtime could not be configured, or the guest not compiled.
+    #[error("cannot {action}")]
+    Engine {
+        /// What the host was doing, as a verb phrase ("compile the guest
+        /// component").
+        action: &'static str,
+        /// wasmtime's or the system's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync + 'static>,
+    },
+    /// The cache directory cannot be created, or is not private to the
+    /// user (see [`EngineBuilder::cache_dir`](crate::EngineBuilder::cache_dir)).
+    #[error("cannot use {} as the compiled-code cache", path.display())]
+    Cache {
+        /// The directory.
+        path: std::path::PathBuf,
+        /// Why it was refused.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A session could not be started. The source is the [`EvalError`]
+    /// that stopped it, with its kind (a timeout, the memory limit, an
+    /// internal failure...).
+    #[error("cannot start a session")]
+    Session(#[source] EvalError),
+}
+
+impl Error {
+    pub(crate) fn engine(
+        action: &'static str,
+        source: impl Into<Box<dyn std::error::Error + Send + Sync + 'static>>,
+    ) -> Self {
+        Error::Engine {
+            action,
+            source: source.into(),
+        }
+    }
+
+    /// The eval error behind a [`Error::Session`], if this is one.
+    pub fn eval_error(&self) -> Option<&EvalError> {
+        match self {
+            Error::Session(e) => Some(e),
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]

@@ -15,8 +15,8 @@ use wasmtime_wasi::{
 use crate::bindings::moonbox::sandbox::{capabilities, output};
 use crate::bindings::types::{LogLevel, Value as WitValue};
 use crate::capability::Capability;
+use crate::config::Determinism;
 use crate::output::OutputBuffer;
-use crate::sandbox::Determinism;
 
 /// Bytes of guest stdout/stderr kept. The script's output travels through
 /// the `output` import; WASI stdio is reached only by an allowed `io.stderr`,

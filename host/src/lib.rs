@@ -28,9 +28,11 @@
 //!
 //! # Core concepts
 //!
-//! - [`Sandbox`]: the compiled guest plus a configuration. Building the first
-//!   one in a process compiles the guest (or loads it from the on-disk cache);
-//!   later ones reuse it. Cheap to clone, `Send + Sync`: share one.
+//! - [`Engine`]: wasmtime with the guest compiled for it (a few hundred
+//!   milliseconds, or about one with a cache directory). Sandboxes share
+//!   [`Engine::shared`] unless given their own.
+//! - [`Sandbox`]: an engine plus a configuration. Cheap to clone,
+//!   `Send + Sync`: share one.
 //! - [`Sandbox::eval`]: a fresh, isolated instance per call, discarded after.
 //! - [`Session`]: one instance whose Lua globals persist across evals, with
 //!   a private context `T` that capabilities see and scripts never do.
@@ -61,12 +63,14 @@
 
 mod bindings;
 mod capability;
+mod config;
+mod engine;
 mod error;
-mod guest;
 mod host;
 mod limits;
 mod outcome;
 mod output;
+mod prepared;
 mod records;
 mod report;
 mod sandbox;
@@ -74,13 +78,15 @@ mod session;
 pub mod tool;
 
 pub use capability::{Args, Capability, CapabilityError};
+pub use config::{DEFAULT_CHUNK_NAME, Determinism};
+pub use engine::{Engine, EngineBuilder};
 pub use error::{Error, ErrorKind, EvalError};
 pub use limits::Limits;
 pub use outcome::{EvalOutput, Output, Stats};
 pub use output::OutputSink;
 pub use records::Records;
 pub use report::{Report, ReportError};
-pub use sandbox::{DEFAULT_CHUNK_NAME, Determinism, Sandbox, SandboxBuilder};
+pub use sandbox::{Sandbox, SandboxBuilder};
 pub use session::Session;
 
 #[cfg(doctest)]
@@ -93,6 +99,7 @@ const _: () = {
     // A session is one store: it moves between tasks, one user at a time.
     assert_send::<Session<()>>();
     assert_send_sync::<Sandbox>();
+    assert_send_sync::<Engine>();
     assert_send_sync::<Capability<()>>();
     assert_send_sync::<EvalError>();
     assert_send_sync::<EvalOutput>();

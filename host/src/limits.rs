@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 ///     timeout: Duration::from_millis(500),
 ///     ..Limits::default()
 /// };
-/// assert_eq!(limits.memory, Limits::DEFAULT_MEMORY);
+/// assert_eq!(limits.max_memory_bytes, Limits::DEFAULT_MAX_MEMORY_BYTES);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -47,8 +47,10 @@ pub struct Limits {
     /// Bytes the Lua heap may hold. Trips
     /// [`ErrorKind::MemoryLimit`](crate::ErrorKind::MemoryLimit).
     ///
-    /// Default: [`Limits::DEFAULT_MEMORY`].
-    pub memory: u64,
+    /// Default: [`Limits::DEFAULT_MAX_MEMORY_BYTES`]. (Named `memory`
+    /// before 0.2; serde still reads the old name.)
+    #[serde(alias = "memory")]
+    pub max_memory_bytes: u64,
     /// Bytes of output per eval: everything `print` (tabs and newline
     /// included), `io.write` and `io.stdout:write` write. The write that
     /// passes it is cut at the limit, then trips
@@ -88,8 +90,10 @@ pub struct Limits {
     /// plus the guest's own buffers (JSON text). Trips
     /// [`ErrorKind::MemoryLimit`](crate::ErrorKind::MemoryLimit).
     ///
-    /// Default: `2 * memory + 16 MiB` when left at zero.
-    pub wasm_memory: u64,
+    /// Default: `2 * max_memory_bytes + 16 MiB` when left at zero. (Named
+    /// `wasm_memory` before 0.2; serde still reads the old name.)
+    #[serde(alias = "wasm_memory")]
+    pub max_wasm_memory_bytes: u64,
 }
 
 /// The largest value each limit accepts; building a sandbox refuses more
@@ -102,9 +106,9 @@ impl Limits {
     pub const MAX_MAX_CALL_DEPTH: u32 = 1_000_000;
     /// Most [`Limits::max_string_bytes`]: 1 GiB.
     pub const MAX_MAX_STRING_BYTES: u64 = 1 << 30;
-    /// Most [`Limits::memory`]: 1 GiB, so that the linear memory around
+    /// Most [`Limits::max_memory_bytes`]: 1 GiB, so that the linear memory around
     /// it stays within wasm32's 4 GiB.
-    pub const MAX_MEMORY: u64 = 1 << 30;
+    pub const MAX_MAX_MEMORY_BYTES: u64 = 1 << 30;
     /// Most [`Limits::max_output_bytes`]: 1 GiB.
     pub const MAX_MAX_OUTPUT_BYTES: u64 = 1 << 30;
     /// Most [`Limits::max_value_depth`]: JSON parsers on both sides stop at
@@ -114,10 +118,10 @@ impl Limits {
     pub const MAX_FUEL: u64 = 1 << 60;
     /// Most [`Limits::timeout`]: one day.
     pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
-    /// Most [`Limits::wasm_memory`]: wasm32's 4 GiB.
-    pub const MAX_WASM_MEMORY: u64 = 4 << 30;
-    /// Least [`Limits::memory`]: what a session needs to start.
-    pub const MIN_MEMORY: u64 = 1 << 20;
+    /// Most [`Limits::max_wasm_memory_bytes`]: wasm32's 4 GiB.
+    pub const MAX_MAX_WASM_MEMORY_BYTES: u64 = 4 << 30;
+    /// Least [`Limits::max_memory_bytes`]: what a session needs to start.
+    pub const MIN_MAX_MEMORY_BYTES: u64 = 1 << 20;
     /// Least [`Limits::max_string_bytes`]: opening the standard library
     /// interns strings of a few hundred bytes.
     pub const MIN_MAX_STRING_BYTES: u64 = 1 << 10;
@@ -131,8 +135,8 @@ impl Limits {
     pub const DEFAULT_MAX_CALL_DEPTH: u32 = 1_000;
     /// Default [`Limits::max_string_bytes`]: 16 MiB.
     pub const DEFAULT_MAX_STRING_BYTES: u64 = 16 << 20;
-    /// Default [`Limits::memory`]: 64 MiB.
-    pub const DEFAULT_MEMORY: u64 = 64 << 20;
+    /// Default [`Limits::max_memory_bytes`]: 64 MiB.
+    pub const DEFAULT_MAX_MEMORY_BYTES: u64 = 64 << 20;
     /// Default [`Limits::max_output_bytes`]: 1 MiB.
     pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 1 << 20;
     /// Default [`Limits::max_value_depth`].
@@ -180,12 +184,14 @@ impl Limits {
         self.fuel == 0
     }
 
-    /// The effective [`Limits::wasm_memory`].
+    /// The effective [`Limits::max_wasm_memory_bytes`].
     pub fn effective_wasm_memory(&self) -> u64 {
-        if self.wasm_memory == 0 {
-            self.memory.saturating_mul(2).saturating_add(16 << 20)
+        if self.max_wasm_memory_bytes == 0 {
+            self.max_memory_bytes
+                .saturating_mul(2)
+                .saturating_add(16 << 20)
         } else {
-            self.wasm_memory
+            self.max_wasm_memory_bytes
         }
     }
 
@@ -212,7 +218,12 @@ impl Limits {
                 Self::MIN_MAX_STRING_BYTES,
                 Self::MAX_MAX_STRING_BYTES,
             ),
-            ("memory", self.memory, Self::MIN_MEMORY, Self::MAX_MEMORY),
+            (
+                "max_memory_bytes",
+                self.max_memory_bytes,
+                Self::MIN_MAX_MEMORY_BYTES,
+                Self::MAX_MAX_MEMORY_BYTES,
+            ),
             (
                 "max_output_bytes",
                 self.max_output_bytes,
@@ -254,18 +265,18 @@ impl Limits {
                 self.timeout.as_secs()
             ));
         }
-        if self.wasm_memory > Self::MAX_WASM_MEMORY {
+        if self.max_wasm_memory_bytes > Self::MAX_MAX_WASM_MEMORY_BYTES {
             return Err(format!(
-                "limit wasm_memory must be at most {} bytes (4 GiB), got {}",
-                Self::MAX_WASM_MEMORY,
-                self.wasm_memory
+                "limit max_wasm_memory_bytes must be at most {} bytes (4 GiB), got {}",
+                Self::MAX_MAX_WASM_MEMORY_BYTES,
+                self.max_wasm_memory_bytes
             ));
         }
-        if self.effective_wasm_memory() < self.memory.saturating_add(4 << 20) {
+        if self.effective_wasm_memory() < self.max_memory_bytes.saturating_add(4 << 20) {
             return Err(format!(
-                "limit wasm_memory ({} bytes) must exceed memory ({} bytes) by at least 4 MiB",
+                "limit max_wasm_memory_bytes ({} bytes) must exceed max_memory_bytes ({} bytes) by at least 4 MiB",
                 self.effective_wasm_memory(),
-                self.memory
+                self.max_memory_bytes
             ));
         }
         Ok(())
@@ -278,12 +289,12 @@ impl Default for Limits {
             max_instructions: Self::DEFAULT_MAX_INSTRUCTIONS,
             max_call_depth: Self::DEFAULT_MAX_CALL_DEPTH,
             max_string_bytes: Self::DEFAULT_MAX_STRING_BYTES,
-            memory: Self::DEFAULT_MEMORY,
+            max_memory_bytes: Self::DEFAULT_MAX_MEMORY_BYTES,
             max_output_bytes: Self::DEFAULT_MAX_OUTPUT_BYTES,
             max_value_depth: Self::DEFAULT_MAX_VALUE_DEPTH,
             fuel: 0,
             timeout: Self::DEFAULT_TIMEOUT,
-            wasm_memory: 0,
+            max_wasm_memory_bytes: 0,
         }
     }
 }
@@ -312,7 +323,7 @@ mod tests {
         assert_eq!(limits.validate(), Ok(()));
         assert_eq!(
             limits.effective_wasm_memory(),
-            2 * Limits::DEFAULT_MEMORY + (16 << 20)
+            2 * Limits::DEFAULT_MAX_MEMORY_BYTES + (16 << 20)
         );
     }
 
@@ -377,20 +388,20 @@ mod tests {
                 max_instructions: pick(&mut state),
                 max_call_depth: pick(&mut state) as u32,
                 max_string_bytes: pick(&mut state),
-                memory: pick(&mut state),
+                max_memory_bytes: pick(&mut state),
                 max_output_bytes: pick(&mut state),
                 max_value_depth: pick(&mut state) as u32,
                 fuel: pick(&mut state),
                 timeout: Duration::from_millis(pick(&mut state)),
-                wasm_memory: pick(&mut state),
+                max_wasm_memory_bytes: pick(&mut state),
             };
             let verdict = limits.validate();
             let wasm = limits.effective_wasm_memory();
             if verdict.is_ok() {
                 assert!(limits.max_instructions <= Limits::MAX_MAX_INSTRUCTIONS);
-                assert!(limits.memory <= Limits::MAX_MEMORY);
+                assert!(limits.max_memory_bytes <= Limits::MAX_MAX_MEMORY_BYTES);
                 assert!(limits.timeout <= Limits::MAX_TIMEOUT);
-                assert!(wasm <= Limits::MAX_WASM_MEMORY);
+                assert!(wasm <= Limits::MAX_MAX_WASM_MEMORY_BYTES);
                 assert!(
                     std::time::Instant::now()
                         .checked_add(limits.timeout)
@@ -434,15 +445,15 @@ mod tests {
     #[test]
     fn linear_memory_must_hold_the_heap() {
         let limits = Limits {
-            memory: 64 << 20,
-            wasm_memory: 65 << 20,
+            max_memory_bytes: 64 << 20,
+            max_wasm_memory_bytes: 65 << 20,
             ..Limits::default()
         };
         assert!(
             limits
                 .validate()
                 .unwrap_err()
-                .contains("must exceed memory")
+                .contains("must exceed max_memory_bytes")
         );
     }
 }

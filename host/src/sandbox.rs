@@ -2,46 +2,20 @@
 //! share; and its builder.
 
 use std::fmt;
-use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use wasmtime::component::{HasSelf, Linker};
 
 use crate::bindings::{GuestPre, types};
 use crate::capability::Capability;
+use crate::config::Determinism;
+use crate::engine::Engine;
 use crate::error::{Error, EvalError};
-use crate::guest::{self, Shared};
 use crate::host::{HostState, Registry};
 use crate::limits::Limits;
 use crate::outcome::EvalOutput;
-use crate::session::Session;
-
-/// The chunk name evals use unless told otherwise: messages read
-/// `main.lua:3: ...`.
-pub const DEFAULT_CHUNK_NAME: &str = "main.lua";
-
-/// Deterministic mode: a fixed clock and a seeded random generator, inside
-/// Lua (`os.time`, `os.date`, `os.clock`, `math.random`) and in the WASI
-/// clocks and randomness the guest can see. A script's output then depends
-/// only on its input.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Determinism {
-    /// What `os.time()` returns: seconds since the Unix epoch.
-    pub clock: i64,
-    /// The seed of `math.random`.
-    pub seed: i64,
-}
-
-impl Default for Determinism {
-    /// 2024-01-01T00:00:00Z and seed 0.
-    fn default() -> Self {
-        Determinism {
-            clock: 1_704_067_200,
-            seed: 0,
-        }
-    }
-}
+use crate::prepared::Prepared;
+use crate::session::{Session, StartError};
 
 /// Configures and builds a [`Sandbox`].
 ///
@@ -65,8 +39,7 @@ pub struct SandboxBuilder<T> {
     modules: Vec<(String, Vec<u8>)>,
     capabilities: Vec<Capability<T>>,
     determinism: Option<Determinism>,
-    cache_dir: Option<Option<PathBuf>>,
-    pooling: bool,
+    engine: Option<Engine>,
 }
 
 impl<T> fmt::Debug for SandboxBuilder<T> {
@@ -80,6 +53,7 @@ impl<T> fmt::Debug for SandboxBuilder<T> {
             )
             .field("capabilities", &self.capabilities)
             .field("determinism", &self.determinism)
+            .field("engine", &self.engine)
             .finish()
     }
 }
@@ -100,8 +74,7 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
             modules: Vec::new(),
             capabilities: Vec::new(),
             determinism: None,
-            cache_dir: None,
-            pooling: false,
+            engine: None,
         }
     }
 
@@ -140,59 +113,48 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
         self
     }
 
-    /// Where compiled code is cached between processes; `None` disables the
-    /// cache. Only the first sandbox of a process compiles, so only its
-    /// setting matters. Default: `$MOONBOX_CACHE_DIR`, else
-    /// `$XDG_CACHE_HOME/moonbox`, else `~/.cache/moonbox`.
-    pub fn cache_dir(mut self, dir: Option<PathBuf>) -> Self {
-        self.cache_dir = Some(dir);
-        self
-    }
-
-    /// Uses wasmtime's pooling instance allocator, which reserves instance
-    /// slots up front instead of mapping memory per instance. It makes fresh
-    /// evals faster (see BENCHMARKS.md) but caps how many instances can be
-    /// live at once at wasmtime's pool size (1,000 by default); past it,
-    /// starting a session fails. Only the first sandbox of a process creates
-    /// the engine, so only its setting matters. Default: off.
-    pub fn pooling_allocator(mut self, enabled: bool) -> Self {
-        self.pooling = enabled;
+    /// Runs the sandbox on `engine` (see [`Engine`] for when to share one
+    /// and when to build another). Default: [`Engine::shared`].
+    pub fn engine(mut self, engine: &Engine) -> Self {
+        self.engine = Some(engine.clone());
         self
     }
 
     /// Validates the configuration and prepares the sandbox.
     ///
-    /// The first call in a process compiles the guest (or loads it from the
-    /// cache); later calls reuse it. `build` also starts one session to prove
-    /// the configuration works.
+    /// Without an explicit [`engine`](Self::engine), the first sandbox of
+    /// the process builds [`Engine::shared`], compiling the guest; later
+    /// ones reuse it. `build` also starts one session to prove the
+    /// configuration works.
     ///
     /// # Errors
     /// [`Error::Config`] for invalid limits, an unknown `allow` name, a
-    /// duplicate or malformed capability or module name, or a module that
-    /// does not compile; [`Error::Engine`] if wasmtime cannot start.
+    /// duplicate or malformed capability or module name, a module that does
+    /// not compile, or a limit too small to start a session;
+    /// [`Error::Engine`] if wasmtime cannot start; [`Error::Session`] if
+    /// the probe session fails for another reason.
     pub fn build(self) -> Result<Sandbox<T>, Error> {
         self.limits.validate().map_err(Error::Config)?;
-        let cache_dir = self.cache_dir.unwrap_or_else(guest::default_cache_dir);
-        let shared = guest::shared(&guest::EngineOptions {
-            cache_dir,
-            pooling: self.pooling,
-        })?;
-        let mut linker = Linker::<HostState<T>>::new(&shared.engine);
+        let engine = match self.engine {
+            Some(engine) => engine,
+            None => Engine::shared()?,
+        };
+        let mut linker = Linker::<HostState<T>>::new(engine.wasmtime());
         wasmtime_wasi::p2::add_to_linker_async(&mut linker)
-            .map_err(|e| Error::Engine(format!("cannot link WASI: {e}")))?;
+            .map_err(|e| Error::engine("link WASI", e))?;
         crate::bindings::Guest::add_to_linker::<_, HasSelf<_>>(&mut linker, |state| state)
-            .map_err(|e| Error::Engine(format!("cannot link capabilities: {e}")))?;
+            .map_err(|e| Error::engine("link the host interfaces", e))?;
         let pre = linker
-            .instantiate_pre(&shared.component)
-            .map_err(|e| Error::Engine(format!("cannot prepare the guest: {e}")))?;
+            .instantiate_pre(engine.component())
+            .map_err(|e| Error::engine("prepare the guest", e))?;
         let pre = GuestPre::new(pre)
-            .map_err(|e| Error::Engine(format!("the guest does not match wit/: {e}")))?;
+            .map_err(|e| Error::engine("match the guest's exports to the WIT contract", e))?;
         let config = types::Config {
             limits: types::Limits {
                 max_instructions: self.limits.max_instructions,
                 max_call_depth: self.limits.max_call_depth,
                 max_string_bytes: self.limits.max_string_bytes,
-                max_memory_bytes: self.limits.memory,
+                max_memory_bytes: self.limits.max_memory_bytes,
                 max_output_bytes: self.limits.max_output_bytes,
                 max_value_depth: self.limits.max_value_depth,
             },
@@ -220,8 +182,8 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
             }),
         };
         let sandbox = Sandbox {
-            inner: Arc::new(Inner {
-                shared,
+            inner: Arc::new(Prepared {
+                engine,
                 pre,
                 registry: Arc::new(Registry {
                     capabilities: self.capabilities,
@@ -252,16 +214,7 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
 /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 /// ```
 pub struct Sandbox<T: 'static = ()> {
-    inner: Arc<Inner<T>>,
-}
-
-pub(crate) struct Inner<T: 'static> {
-    pub(crate) shared: Arc<Shared>,
-    pub(crate) pre: GuestPre<HostState<T>>,
-    pub(crate) registry: Arc<Registry<T>>,
-    pub(crate) limits: Limits,
-    pub(crate) config: types::Config,
-    pub(crate) determinism: Option<Determinism>,
+    inner: Arc<Prepared<T>>,
 }
 
 impl<T> Clone for Sandbox<T> {
@@ -279,6 +232,7 @@ impl<T> fmt::Debug for Sandbox<T> {
             .field("allow", &self.inner.config.allow)
             .field("capabilities", &self.inner.registry.capabilities)
             .field("determinism", &self.inner.determinism)
+            .field("engine", &self.inner.engine)
             .finish_non_exhaustive()
     }
 }
@@ -292,8 +246,9 @@ impl Sandbox<()> {
 }
 
 impl<T: Send + Sync + 'static> Sandbox<T> {
-    pub(crate) fn inner(&self) -> &Inner<T> {
-        &self.inner
+    /// The engine this sandbox runs on.
+    pub fn engine(&self) -> &Engine {
+        &self.inner.engine
     }
 
     /// The limits every eval runs under.
@@ -326,14 +281,15 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
     ///
     /// # Errors
     /// [`Error::Session`] if the instance cannot start (for instance when
-    /// the process is out of memory).
+    /// the pooling allocator's slots are all in use); its source is the
+    /// [`EvalError`] with the kind that stopped it.
     ///
     /// # Cancel safety
     /// Dropping the future loses only the half-made session.
     pub async fn session(&self, ctx: T) -> Result<Session<T>, Error> {
-        Session::start(self.clone(), Some(Arc::new(ctx)))
+        Session::start(self.inner.clone(), Some(Arc::new(ctx)))
             .await
-            .map_err(|e| Error::Session(e.message))
+            .map_err(|e| Error::Session(e.into()))
     }
 
     /// Runs `code` in a fresh, isolated instance with the given context,
@@ -345,7 +301,7 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
     /// # Cancel safety
     /// Dropping the future discards the instance; nothing else is affected.
     pub async fn eval_with(&self, ctx: T, code: impl AsRef<[u8]>) -> Result<EvalOutput, EvalError> {
-        let mut session = Session::start(self.clone(), Some(Arc::new(ctx))).await?;
+        let mut session = Session::start(self.inner.clone(), Some(Arc::new(ctx))).await?;
         session.eval(code).await
     }
 
@@ -371,38 +327,47 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
     /// # Cancel safety
     /// Dropping the future discards a throw-away instance.
     pub async fn check(&self, code: impl AsRef<[u8]>, chunk_name: &str) -> Result<(), EvalError> {
-        let mut session = Session::start(self.clone(), None).await?;
+        let mut session = Session::start(self.inner.clone(), None).await?;
         session.check(code.as_ref(), chunk_name).await
     }
 
-    /// Starts one session to prove the configuration, reporting the guest's
-    /// refusal as a configuration error.
+    /// Starts one session to prove the configuration: the guest's refusal
+    /// is a configuration error, any other stop a session error.
     fn probe(&self) -> Result<(), Error> {
-        let sandbox = self.clone();
-        let run = async move { Session::start(sandbox, None).await.map(drop) };
+        let prepared = self.inner.clone();
+        let run = async move { Session::start(prepared, None).await.map(drop) };
         let result = match tokio::runtime::Handle::try_current() {
             // `build` is synchronous; inside a runtime, validate on a
             // separate thread rather than block the caller's executor.
             Ok(_) => std::thread::scope(|s| {
                 s.spawn(|| block_on(run)).join().unwrap_or_else(|_| {
-                    Err(crate::session::internal("validating the sandbox panicked"))
+                    Err(StartError::Stopped(EvalError::internal(
+                        "validating the sandbox panicked",
+                    )))
                 })
             }),
             Err(_) => block_on(run),
         };
-        result.map_err(|e| match e.kind {
-            crate::ErrorKind::Internal if e.message.starts_with(crate::session::CONFIG_REFUSED) => {
-                Error::Config(e.message[crate::session::CONFIG_REFUSED.len()..].to_owned())
-            }
-            _ => Error::Session(e.message),
+        result.map_err(|e| match e {
+            StartError::Refused(why) => Error::Config(why),
+            StartError::Stopped(stop) => Error::Session(stop),
         })
+    }
+}
+
+impl<T: Send + Sync + 'static> Session<T> {
+    /// The sandbox this session belongs to.
+    pub fn sandbox(&self) -> Sandbox<T> {
+        Sandbox {
+            inner: self.prepared().clone(),
+        }
     }
 }
 
 impl<T: Default + Send + Sync + 'static> Sandbox<T> {
     /// Runs `code` in a fresh, isolated instance (with `T::default()` as the
     /// context), then discards the instance. The chunk is named
-    /// [`DEFAULT_CHUNK_NAME`].
+    /// [`DEFAULT_CHUNK_NAME`](crate::DEFAULT_CHUNK_NAME).
     ///
     /// # Errors
     /// The script's failure as an [`EvalError`]: its kind says whether the
@@ -417,17 +382,17 @@ impl<T: Default + Send + Sync + 'static> Sandbox<T> {
 
 /// Runs a session start to completion on a private current-thread runtime.
 /// Used only by `build`, which is synchronous.
-fn block_on<F>(f: F) -> Result<(), EvalError>
+fn block_on<F>(f: F) -> Result<(), StartError>
 where
-    F: std::future::Future<Output = Result<(), EvalError>>,
+    F: std::future::Future<Output = Result<(), StartError>>,
 {
     match tokio::runtime::Builder::new_current_thread()
         .enable_time()
         .build()
     {
         Ok(rt) => rt.block_on(f),
-        Err(e) => Err(crate::session::internal(format!(
+        Err(e) => Err(StartError::Stopped(EvalError::internal(format!(
             "cannot start a runtime to validate the sandbox: {e}"
-        ))),
+        )))),
     }
 }

@@ -9,16 +9,40 @@ use wasmtime::component::ResourceAny;
 use wasmtime::{Store, Trap, UpdateDeadline};
 
 use crate::bindings::{Guest, types};
+use crate::config::DEFAULT_CHUNK_NAME;
 use crate::error::{ErrorKind, EvalError};
 use crate::host::HostState;
 use crate::limits::Limits;
 use crate::outcome::{EvalOutput, Output, Stats};
 use crate::output::OutputSink;
-use crate::sandbox::{DEFAULT_CHUNK_NAME, Sandbox};
+use crate::prepared::Prepared;
 
-/// Prefix of the internal error that carries the guest's refusal of a
-/// configuration, so `build` can report it as [`crate::Error::Config`].
-pub(crate) const CONFIG_REFUSED: &str = "configuration refused: ";
+/// Why a session did not start.
+#[derive(Debug)]
+pub(crate) enum StartError {
+    /// The configuration cannot start a session: the guest refused it, or a
+    /// limit is too small for start-up. The text names the setting.
+    Refused(String),
+    /// Something else stopped the start, as the eval error that says what.
+    Stopped(EvalError),
+}
+
+impl From<StartError> for EvalError {
+    fn from(e: StartError) -> Self {
+        match e {
+            StartError::Refused(why) => {
+                EvalError::internal(format!("the configuration was refused: {why}"))
+            }
+            StartError::Stopped(stop) => stop,
+        }
+    }
+}
+
+impl From<EvalError> for StartError {
+    fn from(e: EvalError) -> Self {
+        StartError::Stopped(e)
+    }
+}
 
 /// A Lua state that persists across evals, with a private context `T`.
 ///
@@ -42,7 +66,7 @@ pub(crate) const CONFIG_REFUSED: &str = "configuration refused: ";
 /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 /// ```
 pub struct Session<T: 'static> {
-    sandbox: Sandbox<T>,
+    prepared: Arc<Prepared<T>>,
     store: Store<HostState<T>>,
     guest: Guest,
     handle: ResourceAny,
@@ -59,34 +83,25 @@ impl<T> fmt::Debug for Session<T> {
     }
 }
 
-pub(crate) fn internal(message: impl Into<String>) -> EvalError {
-    EvalError::host(
-        ErrorKind::Internal,
-        message,
-        DEFAULT_CHUNK_NAME,
-        Stats::default(),
-    )
-}
-
 impl<T: Send + Sync + 'static> Session<T> {
     /// Instantiates the guest and creates its Lua session. `ctx` is `None`
     /// only for throw-away instances that never call capabilities.
     pub(crate) async fn start(
-        sandbox: Sandbox<T>,
+        prepared: Arc<Prepared<T>>,
         ctx: Option<Arc<T>>,
-    ) -> Result<Session<T>, EvalError> {
+    ) -> Result<Session<T>, StartError> {
         let started = Instant::now();
-        let inner = sandbox.inner();
+        let inner = &*prepared;
         let limits = inner.limits;
         let host = HostState::new(
             inner.registry.clone(),
             ctx,
             limits.effective_wasm_memory(),
-            limits.memory,
+            limits.max_memory_bytes,
             limits.max_output_bytes,
             inner.determinism,
         );
-        let mut store = Store::new(&inner.shared.engine, host);
+        let mut store = Store::new(inner.engine.wasmtime(), host);
         store.limiter(|data| &mut data.limiter);
         store.epoch_deadline_callback(|ctx| match ctx.data().deadline {
             Some(deadline) if Instant::now() >= deadline => Ok(UpdateDeadline::Interrupt),
@@ -113,24 +128,24 @@ impl<T: Send + Sync + 'static> Session<T> {
         // start a session at all, and the message names it.
         let (guest, created) = settle(outcome, &store, DEFAULT_CHUNK_NAME, stats, &limits)
             .map_err(|stop| match stop.kind {
-                ErrorKind::FuelExhausted => internal(format!(
-                    "{CONFIG_REFUSED}limit fuel ({}) is too small to start a session; raise it",
+                ErrorKind::FuelExhausted => StartError::Refused(format!(
+                    "limit fuel ({}) is too small to start a session; raise it",
                     limits.effective_fuel()
                 )),
-                ErrorKind::Timeout => internal(format!(
-                    "{CONFIG_REFUSED}limit timeout ({} ms) is too short to start a session; raise it",
+                ErrorKind::Timeout => StartError::Refused(format!(
+                    "limit timeout ({} ms) is too short to start a session; raise it",
                     limits.timeout.as_millis()
                 )),
-                ErrorKind::MemoryLimit => internal(format!(
-                    "{CONFIG_REFUSED}limit wasm_memory ({} bytes) is too small to start a session; raise it",
+                ErrorKind::MemoryLimit => StartError::Refused(format!(
+                    "limit max_wasm_memory_bytes ({} bytes) is too small to start a session; raise it",
                     limits.effective_wasm_memory()
                 )),
-                _ => stop,
+                _ => StartError::Stopped(stop),
             })?;
-        let handle = created.map_err(|refusal| internal(format!("{CONFIG_REFUSED}{refusal}")))?;
+        let handle = created.map_err(StartError::Refused)?;
         store.data_mut().deadline = None;
         Ok(Session {
-            sandbox,
+            prepared,
             store,
             guest,
             handle,
@@ -158,9 +173,8 @@ impl<T: Send + Sync + 'static> Session<T> {
         self.poisoned.is_some()
     }
 
-    /// The sandbox this session belongs to.
-    pub fn sandbox(&self) -> &Sandbox<T> {
-        &self.sandbox
+    pub(crate) fn prepared(&self) -> &Arc<Prepared<T>> {
+        &self.prepared
     }
 
     /// Runs `code` (Lua source: text, or any bytes) with the session's
@@ -200,7 +214,7 @@ impl<T: Send + Sync + 'static> Session<T> {
                 Stats::default(),
             ));
         }
-        let limits = *self.sandbox.limits();
+        let limits = self.prepared.limits;
         let started = Instant::now();
         arm_call(&mut self.store, &limits, started)?;
         {
@@ -278,7 +292,7 @@ impl<T: Send + Sync + 'static> Session<T> {
     }
 
     pub(crate) async fn check(&mut self, code: &[u8], chunk_name: &str) -> Result<(), EvalError> {
-        let limits = *self.sandbox.limits();
+        let limits = self.prepared.limits;
         let started = Instant::now();
         arm_call(&mut self.store, &limits, started)?;
         let accessor = self.guest.moonbox_sandbox_lua().session();
@@ -332,19 +346,7 @@ fn add_guest_stats(stats: &mut Stats, guest: &types::Stats) {
 }
 
 fn lua_error(e: types::LuaError, output: Output, stats: Stats) -> EvalError {
-    use types::ErrorKind as K;
-    let kind = match e.kind {
-        K::Syntax => ErrorKind::Syntax,
-        K::Runtime => ErrorKind::Runtime,
-        K::Sandboxed => ErrorKind::Sandboxed,
-        K::Capability => ErrorKind::Capability,
-        K::InstructionLimit => ErrorKind::InstructionLimit,
-        K::CallDepth => ErrorKind::CallDepth,
-        K::MemoryLimit => ErrorKind::MemoryLimit,
-        K::StringSize => ErrorKind::StringSize,
-        K::OutputLimit => ErrorKind::OutputLimit,
-        K::InvalidValue => ErrorKind::InvalidValue,
-    };
+    let kind = ErrorKind::from(e.kind);
     EvalError {
         kind,
         message: e.message,
@@ -365,7 +367,7 @@ fn arm_call<T>(
 ) -> Result<(), EvalError> {
     store
         .set_fuel(limits.effective_fuel())
-        .map_err(|e| internal(format!("cannot set fuel: {e}")))?;
+        .map_err(|e| EvalError::internal(format!("cannot set fuel: {e}")))?;
     // `Limits::validate` bounds the timeout, so this cannot overflow; a
     // deadline that could not be represented would never fire.
     store.data_mut().deadline = started.checked_add(limits.timeout);
@@ -411,7 +413,7 @@ fn trap_error<T>(
         ),
         _ if store.data().limiter.refused => (
             ErrorKind::MemoryLimit,
-            "the sandbox ran out of linear memory (the wasm_memory limit)".to_owned(),
+            "the sandbox ran out of linear memory (the max_wasm_memory_bytes limit)".to_owned(),
         ),
         Some(trap) => (ErrorKind::Internal, format!("the guest trapped: {trap}")),
         None => (ErrorKind::Internal, format!("the sandbox failed: {e}")),

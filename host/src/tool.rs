@@ -75,7 +75,7 @@ pub fn description<T: Send + Sync + 'static>(sandbox: &Sandbox<T>) -> String {
          of output, {} ms of wall time. A script that hits a limit is stopped; pcall cannot catch it.",
         limits.max_instructions,
         limits.max_call_depth,
-        size(limits.memory),
+        size(limits.max_memory_bytes),
         size(limits.max_string_bytes),
         size(limits.max_output_bytes),
         limits.timeout.as_millis()

@@ -299,7 +299,7 @@ async fn huge_capability_results_are_refused() {
         Ok::<_, CapabilityError>("x".repeat(3 << 20))
     });
     let limits = Limits {
-        memory: 2 << 20,
+        max_memory_bytes: 2 << 20,
         ..Limits::default()
     };
     let sb = moonbox::Sandbox::builder()

@@ -94,8 +94,8 @@ async fn a_capability_that_returns_too_much() {
     ];
     let sb = with(
         Limits {
-            memory: 1 << 20,
-            wasm_memory: 32 << 20,
+            max_memory_bytes: 1 << 20,
+            max_wasm_memory_bytes: 32 << 20,
             ..Limits::default()
         },
         caps,

@@ -19,7 +19,7 @@ pub fn limits() -> Limits {
         max_instructions: 2_000_000,
         max_call_depth: 200,
         max_string_bytes: 1 << 20,
-        memory: 16 << 20,
+        max_memory_bytes: 16 << 20,
         max_output_bytes: 64 << 10,
         fuel: 2_000_000_000,
         timeout: Duration::from_secs(20),
@@ -137,10 +137,12 @@ pub async fn check(sandbox: &Sandbox<Secret>, case: &Case) -> Option<String> {
         (Some(kind), Err(e)) if e.kind != *kind => {
             Some(format!("{name}: expected {kind}, got {e}"))
         }
-        (Some(_), Err(e)) if e.stats.peak_memory_bytes > Some(limits.memory) => Some(format!(
-            "{name}: the heap reached {:?} bytes",
-            e.stats.peak_memory_bytes
-        )),
+        (Some(_), Err(e)) if e.stats.peak_memory_bytes > Some(limits.max_memory_bytes) => {
+            Some(format!(
+                "{name}: the heap reached {:?} bytes",
+                e.stats.peak_memory_bytes
+            ))
+        }
         (Some(_), Err(e)) if e.stats.instructions > Some(limits.max_instructions + 1000) => Some(
             format!("{name}: ran {:?} instructions", e.stats.instructions),
         ),

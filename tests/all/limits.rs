@@ -13,7 +13,7 @@ fn small() -> Limits {
         max_instructions: 200_000,
         max_call_depth: 100,
         max_string_bytes: 1 << 20,
-        memory: 8 << 20,
+        max_memory_bytes: 8 << 20,
         max_output_bytes: 4096,
         timeout: Duration::from_secs(2),
         ..Limits::default()
@@ -263,14 +263,14 @@ async fn invalid_limits_are_refused() {
     );
     let err = Sandbox::builder()
         .limits(Limits {
-            memory: 1000,
+            max_memory_bytes: 1000,
             ..Limits::default()
         })
         .build()
         .unwrap_err();
     assert!(
         err.to_string()
-            .contains("limit memory must be at least 1048576, got 1000"),
+            .contains("limit max_memory_bytes must be at least 1048576, got 1000"),
         "{err}"
     );
 }
@@ -401,7 +401,7 @@ async fn failed_replies_do_not_leak_in_a_session() {
     let reply: Vec<String> = (0..20_000).map(|i| format!("item number {i}")).collect();
     let sb = Sandbox::builder()
         .limits(Limits {
-            memory: 1 << 20,
+            max_memory_bytes: 1 << 20,
             ..small()
         })
         .capability(moonbox::Capability::sync("data.list", move |_, (): ()| {

@@ -149,7 +149,7 @@ async fn long_scripts_do_not_starve_short_ones() {
 #[tokio::test]
 async fn an_eval_does_not_inherit_the_garbage_of_the_last_one() {
     let sb = with_limits(Limits {
-        memory: 1 << 20,
+        max_memory_bytes: 1 << 20,
         max_call_depth: 100,
         ..Limits::default()
     });

@@ -210,7 +210,7 @@ fn limits() -> Limits {
         max_instructions: 20_000_000_000,
         max_call_depth: 1_000_000,
         max_string_bytes: 256 << 20,
-        memory: 1 << 30,
+        max_memory_bytes: 1 << 30,
         max_output_bytes: 64 << 20,
         fuel: Limits::MAX_FUEL,
         timeout: Duration::from_secs(300),
