@@ -6,7 +6,10 @@
 #![no_main]
 
 #[path = "../../cli/src/args.rs"]
-#[allow(dead_code, reason = "the fuzz target uses only the parsing half of the module")]
+#[allow(
+    dead_code,
+    reason = "the fuzz target uses only the parsing half of the module"
+)]
 mod args;
 #[path = "../../cli/src/input.rs"]
 #[allow(dead_code, reason = "args.rs reads its files through this module")]

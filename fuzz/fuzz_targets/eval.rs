@@ -18,7 +18,10 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("a runtime");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a runtime");
         let limits = Limits {
             max_instructions: 200_000,
             max_memory_bytes: 8 << 20,
@@ -28,8 +31,14 @@ fn fixture() -> &'static Fixture {
             timeout: Duration::from_secs(2),
             ..Limits::default()
         };
-        let echo = Capability::<()>::sync("echo", |_, (v,): (serde_json::Value,)| Ok::<_, CapabilityError>(v));
-        let sandbox = Sandbox::builder().limits(limits).capability(echo).build().expect("the sandbox builds");
+        let echo = Capability::<()>::sync("echo", |_, (v,): (serde_json::Value,)| {
+            Ok::<_, CapabilityError>(v)
+        });
+        let sandbox = Sandbox::builder()
+            .limits(limits)
+            .capability(echo)
+            .build()
+            .expect("the sandbox builds");
         Fixture { runtime, sandbox }
     })
 }
@@ -48,12 +57,23 @@ fuzz_target!(|data: &[u8]| {
             }
             Err(e) => {
                 assert!(e.output.len() <= max_output);
-                assert_ne!(e.kind, ErrorKind::SessionPoisoned, "a fresh eval is never poisoned");
+                assert_ne!(
+                    e.kind,
+                    ErrorKind::SessionPoisoned,
+                    "a fresh eval is never poisoned"
+                );
                 let line = e.to_string();
-                assert!(!line.chars().any(char::is_control), "Display is one clean line: {line:?}");
+                assert!(
+                    !line.chars().any(char::is_control),
+                    "Display is one clean line: {line:?}"
+                );
             }
         }
-        let out = f.sandbox.eval("return 1 + 1").await.expect("the sandbox keeps serving");
+        let out = f
+            .sandbox
+            .eval("return 1 + 1")
+            .await
+            .expect("the sandbox keeps serving");
         assert_eq!(out.values, [serde_json::json!(2)]);
     });
 });

@@ -18,11 +18,21 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("a runtime");
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a runtime");
         // The context is the value under test; `input()` hands it to Lua.
-        let input = Capability::<Value>::sync("input", |v: &Value, (): ()| Ok::<_, CapabilityError>(v.clone()));
-        let echo = Capability::<Value>::sync("echo", |_, (v,): (Value,)| Ok::<_, CapabilityError>(v));
-        let sandbox = SandboxBuilder::<Value>::new().capability(input).capability(echo).build().expect("builds");
+        let input = Capability::<Value>::sync("input", |v: &Value, (): ()| {
+            Ok::<_, CapabilityError>(v.clone())
+        });
+        let echo =
+            Capability::<Value>::sync("echo", |_, (v,): (Value,)| Ok::<_, CapabilityError>(v));
+        let sandbox = SandboxBuilder::<Value>::new()
+            .capability(input)
+            .capability(echo)
+            .build()
+            .expect("builds");
         Fixture { runtime, sandbox }
     })
 }
@@ -39,11 +49,16 @@ fn lossless(v: &Value) -> bool {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(value) = serde_json::from_slice::<Value>(data) else { return };
+    let Ok(value) = serde_json::from_slice::<Value>(data) else {
+        return;
+    };
     let f = fixture();
     f.runtime.block_on(async {
         let expect_exact = lossless(&value);
-        let outcome = f.sandbox.eval_with(value.clone(), "return echo(input())").await;
+        let outcome = f
+            .sandbox
+            .eval_with(value.clone(), "return echo(input())")
+            .await;
         match outcome {
             Ok(out) => {
                 if expect_exact {
@@ -51,7 +66,13 @@ fuzz_target!(|data: &[u8]| {
                 }
             }
             Err(e) => assert!(
-                matches!(e.kind, ErrorKind::Capability | ErrorKind::InvalidValue | ErrorKind::MemoryLimit | ErrorKind::StringSize),
+                matches!(
+                    e.kind,
+                    ErrorKind::Capability
+                        | ErrorKind::InvalidValue
+                        | ErrorKind::MemoryLimit
+                        | ErrorKind::StringSize
+                ),
                 "unexpected error kind for a JSON value: {e}"
             ),
         }
