@@ -93,6 +93,10 @@ pub use session::Session;
 #[doc = include_str!("../../README.md")]
 struct Readme;
 
+#[cfg(doctest)]
+#[doc = include_str!("../../docs/embedding.md")]
+struct Embedding;
+
 const _: () = {
     const fn assert_send<T: Send>() {}
     const fn assert_send_sync<T: Send + Sync>() {}

@@ -1,4 +1,5 @@
-//! `records.get`: the worked example of a capability, over a JSON map.
+//! `records.get`: a supported read-only capability over a JSON map, and the
+//! worked example of writing one.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,6 +12,11 @@ use crate::error::Error;
 
 /// A read-only store of JSON records by id, offered to Lua as
 /// `records.get(id)`.
+///
+/// It is part of the supported API (the `moonbox` command's `--records`
+/// flag and every host of the shared case list use it), and at about a
+/// hundred lines it is also the example to read before writing your own
+/// capability.
 ///
 /// `records.get` returns the record as a table, or `nil` when there is no
 /// record with that id. A non-string id is a capability error that names the

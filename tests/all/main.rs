@@ -2,6 +2,7 @@
 //! public API of the `moonbox` crate. One module per area.
 
 mod capabilities;
+mod engines;
 mod eval;
 mod faults;
 mod hostile;
