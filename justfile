@@ -20,14 +20,38 @@ guest:
 guest-check:
     guest/build.sh --check
 
-# Formatting and clippy for the host workspace and the guest.
-lint:
+# The guest's unit tests, natively.
+guest-test:
+    cd guest && cargo test --target x86_64-unknown-linux-gnu
+
+# Formatting and clippy.
+lint: fmt-check clippy
+
+# Check formatting: the workspace, the guest, fuzz and the wasmtime CLI host's two components.
+fmt-check:
     cargo fmt --all --check
     cd guest && cargo fmt --check
+    cd fuzz && cargo fmt --check
+    cd runtimes/wasmtime-cli/caps && cargo fmt --check
+    cd runtimes/wasmtime-cli/driver && cargo fmt --check
+
+# Clippy with warnings denied, on the crates fmt-check checks.
+clippy:
     cargo clippy --workspace --all-targets -- -D warnings
     cd guest && cargo clippy --release -- -D warnings
-    cd runtimes/wasmtime-cli/caps && cargo fmt --check && cargo clippy --locked --release --target wasm32-wasip2 --target-dir ../target -- -D warnings
-    cd runtimes/wasmtime-cli/driver && cargo fmt --check && cargo clippy --locked --release --target wasm32-wasip2 --target-dir ../target -- -D warnings
+    cd fuzz && cargo clippy --locked --all-targets -- -D warnings
+    cd runtimes/wasmtime-cli/caps && cargo clippy --locked --release --target wasm32-wasip2 --target-dir ../target -- -D warnings
+    cd runtimes/wasmtime-cli/driver && cargo clippy --locked --release --target wasm32-wasip2 --target-dir ../target -- -D warnings
+
+# Licences, duplicates and sources of the workspace's and guest's dependencies (deny.toml).
+deny:
+    cargo deny check --hide-inclusion-graph licenses bans sources
+    cargo deny --manifest-path guest/Cargo.toml check --hide-inclusion-graph licenses bans sources
+
+# The same dependencies against the RustSec advisories; fetches them from GitHub.
+advisories:
+    cargo deny check advisories
+    cargo deny --manifest-path guest/Cargo.toml check advisories
 
 # API docs, warnings denied.
 doc:
@@ -37,10 +61,15 @@ doc:
 examples:
     cargo run -q -p moonbox --example agent_tool
 
+# Package the crate, then build and run a project that depends on the package.
+package-check:
+    bash .ci/package-check
+
 # Every benchmark side by side with its peers, written into BENCHMARKS.md
 # with the cold-start chart (the moonbox-bench crate, release build; it
 # times the moonbox binary built beside it; the peers need lua5.4, runc and
 # podman, which .ci/run installs).
+[doc("Every benchmark with its peers, into BENCHMARKS.md and docs/cold-start.svg.")]
 bench *FLAGS:
     # 10,000 live sessions hold more memory mappings than Linux's default
     # limit of 65,530; as root, raise it for the density figure.
@@ -51,16 +80,21 @@ bench *FLAGS:
 # The benchmark with tiny sample counts: proves every part runs, times nothing.
 bench-smoke:
     cargo build -q -p moonbox-cli
-    cargo run -q -p moonbox-bench -- --smoke --strict --awfy ../shared/benchmarks/are-we-fast-yet-lua --write target/bench-smoke/BENCHMARKS.md --chart target/bench-smoke/cold-start.svg
+    cargo run -q -p moonbox-bench -- --smoke --strict --awfy ../shared/benchmarks/are-we-fast-yet-lua --write target/bench-smoke/BENCHMARKS.md --chart target/bench-smoke/cold-start.svg >/dev/null
+    test -s target/bench-smoke/cold-start.svg
+    grep -q "geometric mean" target/bench-smoke/BENCHMARKS.md
+    @echo "bench smoke: target/bench-smoke/BENCHMARKS.md, target/bench-smoke/cold-start.svg"
 
 # The shared case list on every host of the component: Rust, Python
-# (wasmtime-py), Node (jco) and, when installed, the wasmtime CLI.
-runtimes:
-    bash runtimes/run.sh
+# (wasmtime-py), Node (jco) and, when installed, the wasmtime CLI
+# (--require-all: fail rather than skip a host).
+[doc("The shared case list on every host of the component (--require-all: none skipped).")]
+runtimes *FLAGS:
+    bash runtimes/run.sh {{FLAGS}}
 
-# Everything CI runs, installs included.
+# Every CI step in order, with a timing summary (.ci/run installs the tools, then runs this).
 ci:
-    bash .ci/run
+    JUST="{{just_executable()}}" bash .ci/steps guest-check fmt-check clippy deny test compat guest-test examples doc package-check "runtimes --require-all" bench-smoke
 
 # A million mixed evals on one sandbox; checks results and RSS growth.
 soak EVALS="1000000":
