@@ -1,10 +1,10 @@
 //! Thin helpers over the raw Lua C API.
 //!
-//! The guest talks to Lua through `mlua::ffi` rather than mlua's safe layer
-//! because it needs what that layer hides: a custom allocator (for the heap
-//! and string limits), a count hook that raises errors, and errors raised as
-//! plain Lua strings so scripts see exactly what the reference interpreter
-//! would show.
+//! The guest talks to Lua through the raw bindings of `mlua-sys` (the FFI
+//! crate under mlua) rather than a safe layer, because it needs what such a
+//! layer hides: a custom allocator (for the heap and string limits), a count
+//! hook that raises errors, and errors raised as plain Lua strings so scripts
+//! see exactly what the reference interpreter would show.
 //!
 //! Every function that raises a Lua error (`lua_error`) unwinds through the
 //! Rust frames between it and the enclosing `lua_pcall` without running their
@@ -12,8 +12,8 @@
 //! body returns `Result<c_int, Raise>` with every owned Rust value dropped,
 //! and only the thin `extern "C-unwind"` entry point calls `lua_error`.
 
-pub use mlua::ffi;
-pub use mlua::ffi::lua_State;
+pub use mlua_sys as ffi;
+pub use mlua_sys::lua_State;
 use std::ffi::{c_char, c_int};
 
 /// Marker returned by a C function body when it has pushed an error value
