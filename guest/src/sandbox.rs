@@ -106,8 +106,9 @@ pub struct Module {
     pub source: Vec<u8>,
 }
 
-/// Opens the libraries and applies the sandbox. Runs in protected mode;
-/// raises a Lua error (a string) when a module does not compile.
+/// Opens the standard libraries and applies the sandbox, one library at a
+/// time. Runs in protected mode; raises a Lua error (a string) when a module
+/// does not compile. (`table` and `utf8` are opened as they are.)
 ///
 /// # Safety
 /// `l` is a live Vm-owned state; the stack is empty.
@@ -124,15 +125,50 @@ pub unsafe fn open(
         let globals = ffi::lua_gettop(l);
         ffi::luaL_getsubtable(l, ffi::LUA_REGISTRYINDEX, c"_LOADED".as_ptr());
         let loaded = ffi::lua_gettop(l);
+        open_io(l, globals, loaded, allow, stdout);
+        open_debug(l, globals, loaded, allow);
+        open_os(l, globals, allow);
+        open_base(l, globals, allow);
+        crate::coroutines::install(l, globals);
+        open_string(l, globals, allow);
+        open_package(l, globals, allow, modules);
+        open_math(l, globals, seed);
+        ffi::lua_settop(l, 0);
+    }
+}
 
+/// `io`: `io.stdout` (and `print`) write to the host's stream; unless `io`
+/// is allowed, only [`IO_DEFAULT`] and the allowed functions are left.
+///
+/// # Safety
+/// As for the other `open_*`: `l` is a live Vm-owned state in protected
+/// mode, and `globals` and `loaded` are the absolute indices of `_G` and
+/// `package.loaded`. Leaves the stack as it found it.
+unsafe fn open_io(
+    l: *mut lua_State,
+    globals: c_int,
+    loaded: c_int,
+    allow: &Allow,
+    stdout: &crate::output::Stdout,
+) {
+    unsafe {
         lua::get_field(l, globals, "io");
         crate::output::install(l, globals, ffi::lua_gettop(l), stdout);
         ffi::lua_pop(l, 1);
         if !allow.has("io") {
             replace_library(l, globals, loaded, "io", IO, allow, IO_DEFAULT);
         }
-        // Always rebuilt: `debug` allows every function but `sethook`,
-        // which replaces the count hook and must be allowed by name.
+    }
+}
+
+/// `debug`: always rebuilt, since even when `debug` is allowed, `sethook`
+/// (which would replace the count hook) must be allowed by name; an allowed
+/// `gethook` hides the count hook.
+///
+/// # Safety
+/// As for [`open_io`].
+unsafe fn open_debug(l: *mut lua_State, globals: c_int, loaded: c_int, allow: &Allow) {
+    unsafe {
         replace_library(l, globals, loaded, "debug", DEBUG, allow, &["traceback"]);
         lua::get_field(l, globals, "debug");
         let debug = ffi::lua_gettop(l);
@@ -145,6 +181,17 @@ pub unsafe fn open(
             ffi::lua_pop(l, 1);
         }
         ffi::lua_pop(l, 1);
+    }
+}
+
+/// `os`: stubs for the [`OS`] functions not allowed, an allowed `exit` that
+/// ends the eval, `setlocale` limited to the C locale and a `clock` that
+/// works on WASI.
+///
+/// # Safety
+/// As for [`open_io`].
+unsafe fn open_os(l: *mut lua_State, globals: c_int, allow: &Allow) {
+    unsafe {
         lua::get_field(l, globals, "os");
         let os = ffi::lua_gettop(l);
         for f in OS {
@@ -158,22 +205,32 @@ pub unsafe fn open(
             ffi::lua_pushcfunction(l, exit_entry);
             lua::set_field(l, os, "exit");
         }
+        // The sandbox has only the C locale; wasi-libc accepts any name
+        // without changing anything, so report other locales as unavailable.
+        lua::get_field(l, os, "setlocale");
+        ffi::lua_pushcclosure(l, setlocale_entry, 1);
+        lua::set_field(l, os, "setlocale");
+        // `clock()` does not exist on WASI: os.clock reports time since the
+        // session started (or, in deterministic mode, virtual time).
+        ffi::lua_pushcfunction(l, clock_entry);
+        lua::set_field(l, os, "clock");
         ffi::lua_pop(l, 1);
+    }
+}
+
+/// The base library: a guarded `collectgarbage` and `xpcall`, stubs for
+/// `dofile` and `loadfile` unless allowed, and `load` without binary chunks
+/// unless `binary-chunks` is allowed. (`print` is set with `io.stdout`.)
+///
+/// # Safety
+/// As for [`open_io`].
+unsafe fn open_base(l: *mut lua_State, globals: c_int, allow: &Allow) {
+    unsafe {
         lua::get_field(l, globals, "collectgarbage");
         ffi::lua_pushcclosure(l, collectgarbage_entry, 1);
         lua::set_field(l, globals, "collectgarbage");
-        crate::coroutines::install(l, globals);
         ffi::lua_pushcfunction(l, xpcall_entry);
         lua::set_field(l, globals, "xpcall");
-        lua::get_field(l, globals, "string");
-        let string = ffi::lua_gettop(l);
-        if !allow.has("string.dump") {
-            push_stub(l, "string.dump");
-            lua::set_field(l, string, "dump");
-        }
-        lua::get_field(l, string, "rep");
-        ffi::lua_pushcclosure(l, rep_entry, 1);
-        lua::set_field(l, string, "rep");
         for name in ["dofile", "loadfile"] {
             if !allow.has(name) {
                 push_stub(l, name);
@@ -185,7 +242,37 @@ pub unsafe fn open(
             ffi::lua_pushcclosure(l, load_entry, 1);
             lua::set_field(l, globals, "load");
         }
+    }
+}
 
+/// `string`: a stub for `dump` unless allowed, and a `rep` that refuses a
+/// result over the string limit before allocating it.
+///
+/// # Safety
+/// As for [`open_io`].
+unsafe fn open_string(l: *mut lua_State, globals: c_int, allow: &Allow) {
+    unsafe {
+        lua::get_field(l, globals, "string");
+        let string = ffi::lua_gettop(l);
+        if !allow.has("string.dump") {
+            push_stub(l, "string.dump");
+            lua::set_field(l, string, "dump");
+        }
+        lua::get_field(l, string, "rep");
+        ffi::lua_pushcclosure(l, rep_entry, 1);
+        lua::set_field(l, string, "rep");
+        ffi::lua_pop(l, 1);
+    }
+}
+
+/// `package`: unless allowed, no `loadlib`, `searchpath`, paths or
+/// filesystem searchers; the host's modules go into `package.preload`.
+/// Raises when a module does not compile.
+///
+/// # Safety
+/// As for [`open_io`].
+unsafe fn open_package(l: *mut lua_State, globals: c_int, allow: &Allow, modules: &[Module]) {
+    unsafe {
         lua::get_field(l, globals, "package");
         let package = ffi::lua_gettop(l);
         if !allow.has("package") {
@@ -230,26 +317,26 @@ pub unsafe fn open(
             lua::set_field(l, preload, &module.name);
         }
         ffi::lua_pop(l, 2);
+    }
+}
 
-        // The sandbox has only the C locale; wasi-libc accepts any name
-        // without changing anything, so report other locales as unavailable.
-        lua::get_field(l, globals, "os");
-        let os = ffi::lua_gettop(l);
-        lua::get_field(l, os, "setlocale");
-        ffi::lua_pushcclosure(l, setlocale_entry, 1);
-        lua::set_field(l, os, "setlocale");
+/// `math`: in deterministic mode, `math.random` starts from `seed`.
+/// (`os.time` and `os.date` read the fixed clock through `clock`,
+/// unwrapped; `os.clock` checks the mode itself.)
+///
+/// # Safety
+/// As for [`open_io`].
+unsafe fn open_math(l: *mut lua_State, globals: c_int, seed: Option<i64>) {
+    let Some(seed) = seed else {
+        return;
+    };
+    unsafe {
+        lua::get_field(l, globals, "math");
+        let math = ffi::lua_gettop(l);
+        lua::get_field(l, math, "randomseed");
+        ffi::lua_pushinteger(l, seed);
+        ffi::lua_call(l, 1, 0);
         ffi::lua_pop(l, 1);
-        // `clock()` does not exist on WASI: os.clock reports time since the
-        // session started (or, in deterministic mode, virtual time).
-        lua::get_field(l, globals, "os");
-        let os = ffi::lua_gettop(l);
-        ffi::lua_pushcfunction(l, clock_entry);
-        lua::set_field(l, os, "clock");
-        ffi::lua_pop(l, 1);
-        if let Some(seed) = seed {
-            deterministic(l, globals, seed);
-        }
-        ffi::lua_settop(l, 0);
     }
 }
 
@@ -375,20 +462,6 @@ unsafe extern "C-unwind" fn guarded_handler(l: *mut lua_State) -> c_int {
         }
         lua::call_original(l, 1);
         1
-    }
-}
-
-/// Deterministic mode: `math.random` starts from `seed`. (`os.time` and
-/// `os.date` read the fixed clock through `clock`, unwrapped; `os.clock`
-/// checks the mode itself.)
-unsafe fn deterministic(l: *mut lua_State, globals: c_int, seed: i64) {
-    unsafe {
-        lua::get_field(l, globals, "math");
-        let math = ffi::lua_gettop(l);
-        lua::get_field(l, math, "randomseed");
-        ffi::lua_pushinteger(l, seed);
-        ffi::lua_call(l, 1, 0);
-        ffi::lua_pop(l, 1);
     }
 }
 
