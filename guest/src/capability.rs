@@ -6,8 +6,8 @@ use std::ffi::c_int;
 
 use crate::bindings::moonbox::sandbox::capabilities;
 use crate::json;
+use crate::limits::raise_tagged;
 use crate::lua::{self, Raise, ffi, lua_State};
-use crate::sandbox::raise_tagged;
 use crate::vm::{Capability, Kind, Vm};
 
 const KEYWORDS: &[&str] = &[

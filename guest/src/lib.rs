@@ -4,7 +4,9 @@
 //! Layout:
 //! - `vm`: the Lua state, its allocator (heap and string limits) and per-eval
 //!   counters;
-//! - `limits`: the count hook (instruction and call-depth limits);
+//! - `limits`: the count hook (instruction and call-depth limits) and the
+//!   helpers that raise the guest's own errors (a tripped limit, a tagged
+//!   error);
 //! - `output`: `print` and `io.stdout`, writing to the host's stream;
 //! - `clock`: the C library's `time()`, fixed in deterministic mode;
 //! - `sandbox`: the standard library as scripts see it;

@@ -9,10 +9,15 @@
 //! has tripped, the hook re-arms itself to run on *every* instruction and
 //! raises the limit's error again, so a script that catches the error with
 //! `pcall` cannot make progress: the eval still ends with the limit's kind.
+//!
+//! The guest's own errors are raised through the helpers at the end:
+//! [`raise_trip`] for a limit (or an allowed `os.exit`), [`raise_tagged`]
+//! for a catchable error whose kind (sandboxed, capability) the eval reports
+//! if the script lets it through.
 
 use std::ffi::c_int;
 
-use crate::lua::{self, ffi, lua_State};
+use crate::lua::{self, Raise, ffi, lua_State};
 use crate::vm::{Kind, Vm};
 
 /// Instructions between two runs of the hook.
@@ -152,5 +157,21 @@ pub unsafe fn raise_trip(l: *mut lua_State, vm: &Vm, kind: Kind, message: String
         arm_tripped(l);
         vm.push_trip(l);
         true
+    }
+}
+
+/// Pushes `chunk:line: msg`, tags it with `kind` and returns the marker that
+/// makes the entry point raise it.
+///
+/// # Safety
+/// `l` is a live Vm-owned state inside a C function.
+pub unsafe fn raise_tagged(l: *mut lua_State, kind: Kind, msg: impl Into<Vec<u8>>) -> Raise {
+    unsafe {
+        let vm = Vm::from_state(l);
+        ffi::luaL_where(l, 1);
+        vm.push_owned(l, msg);
+        ffi::lua_concat(l, 2);
+        vm.tag(lua::to_bytes(l, -1).unwrap_or_default(), kind);
+        Raise
     }
 }

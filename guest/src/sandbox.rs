@@ -5,6 +5,7 @@
 
 use std::ffi::c_int;
 
+use crate::limits::raise_tagged;
 use crate::lua::{self, Raise, ffi, lua_State};
 use crate::vm::{Kind, Vm};
 
@@ -470,22 +471,6 @@ unsafe fn push_stub(l: *mut lua_State, name: &str) {
     unsafe {
         lua::push_bytes(l, name.as_bytes());
         ffi::lua_pushcclosure(l, stub_entry, 1);
-    }
-}
-
-/// Pushes `chunk:line: msg`, tags it with `kind` and returns the marker that
-/// makes the entry point raise it.
-///
-/// # Safety
-/// `l` is a live Vm-owned state inside a C function.
-pub unsafe fn raise_tagged(l: *mut lua_State, kind: Kind, msg: impl Into<Vec<u8>>) -> Raise {
-    unsafe {
-        let vm = Vm::from_state(l);
-        ffi::luaL_where(l, 1);
-        vm.push_owned(l, msg);
-        ffi::lua_concat(l, 2);
-        vm.tag(lua::to_bytes(l, -1).unwrap_or_default(), kind);
-        Raise
     }
 }
 
