@@ -4,11 +4,11 @@
 
 use std::ffi::c_int;
 
-use crate::bindings::moonbox::sandbox::capabilities;
 use crate::json;
 use crate::limits::raise_tagged;
 use crate::lua::{self, Raise, ffi, lua_State};
 use crate::vm::{Capability, Kind, Vm};
+use crate::wit::capabilities;
 
 const KEYWORDS: &[&str] = &[
     "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in",

@@ -14,7 +14,8 @@
 //! - `capability`: host capabilities as Lua functions;
 //! - `json`: the Lua ↔ boundary value rules;
 //! - `session`: eval and check;
-//! - `wit`: the WIT bindings and the conversions at their edge.
+//! - `wit`: the WIT bindings (the only generated code), the exported
+//!   `session` resource and the conversions at their edge.
 
 mod capability;
 mod clock;
@@ -27,5 +28,3 @@ mod sandbox;
 mod session;
 mod vm;
 mod wit;
-
-pub(crate) use wit::bindings;

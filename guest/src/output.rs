@@ -10,9 +10,9 @@
 
 use std::ffi::{c_char, c_int, c_void};
 
-use crate::bindings::moonbox::sandbox::output;
 use crate::lua::{self, Raise, ffi, lua_State};
 use crate::vm::{Kind, Vm};
+use crate::wit::output;
 
 /// Writes `bytes` to the host's stream, counting them against
 /// `max-output-bytes`. What fits is written; past the limit the limit trips

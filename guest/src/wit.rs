@@ -1,12 +1,19 @@
 //! The WIT bindings and the conversions between their types and the
 //! guest's own, at the edge of the component.
+//!
+//! The generated code stays in this module. The rest of the guest uses only
+//! what is re-exported here: the `output` import (the script's output
+//! stream), the `capabilities` import (host capability calls) and the WIT
+//! `value` type.
 
-pub(crate) mod bindings {
+mod bindings {
     wit_bindgen::generate!({
         path: "../wit",
         world: "guest",
     });
 }
+
+pub(crate) use bindings::moonbox::sandbox::{capabilities, output};
 
 use bindings::exports::moonbox::sandbox::lua::{Guest, GuestSession, Session as SessionHandle};
 use bindings::moonbox::sandbox::types;
@@ -125,7 +132,5 @@ fn to_wit_error(e: session::Error) -> types::LuaError {
         traceback: e.traceback,
     }
 }
-
-// `capability` names the import through `crate::bindings`.
 
 bindings::export!(Component with_types_in bindings);
