@@ -57,9 +57,10 @@ pub unsafe fn install(l: *mut lua_State) {
         let vm = Vm::from_state(l);
         for (index, cap) in vm.capabilities.iter().enumerate() {
             ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, ffi::LUA_RIDX_GLOBALS);
-            let segments: Vec<&str> = cap.name.split('.').collect();
-            let (last, tables) = segments.split_last().unwrap_or((&"", &[]));
-            for seg in tables {
+            // Split without collecting: nothing owned may be alive while
+            // Lua may raise. `validate` has checked that no segment is empty.
+            let (tables, last) = cap.name.rsplit_once('.').unwrap_or(("", &cap.name));
+            for seg in tables.split('.').filter(|seg| !seg.is_empty()) {
                 let parent = ffi::lua_gettop(l);
                 match lua::get_field(l, parent, seg) {
                     ffi::LUA_TTABLE => {}

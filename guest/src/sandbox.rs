@@ -197,7 +197,7 @@ unsafe fn open_os(l: *mut lua_State, globals: c_int, allow: &Allow) {
         let os = ffi::lua_gettop(l);
         for f in OS {
             if !allow.has_in("os", f) {
-                push_stub(l, &format!("os.{f}"));
+                push_stub(l, format!("os.{f}"));
                 lua::set_field(l, os, f);
             }
         }
@@ -278,7 +278,7 @@ unsafe fn open_package(l: *mut lua_State, globals: c_int, allow: &Allow, modules
         let package = ffi::lua_gettop(l);
         if !allow.has("package") {
             for f in ["loadlib", "searchpath"] {
-                push_stub(l, &format!("package.{f}"));
+                push_stub(l, format!("package.{f}"));
                 lua::set_field(l, package, f);
             }
             for field in ["path", "cpath"] {
@@ -362,7 +362,7 @@ unsafe fn replace_library(
             if whole || allow.has(&format!("{lib}.{f}")) {
                 lua::get_field(l, original, f);
             } else {
-                push_stub(l, &format!("{lib}.{f}"));
+                push_stub(l, format!("{lib}.{f}"));
             }
             lua::set_field(l, table, f);
         }
@@ -466,10 +466,11 @@ unsafe extern "C-unwind" fn guarded_handler(l: *mut lua_State) -> c_int {
     }
 }
 
-/// Pushes a function that raises `NAME is sandboxed`.
-unsafe fn push_stub(l: *mut lua_State, name: &str) {
+/// Pushes a function that raises `NAME is sandboxed`. The name moves into
+/// the Vm while it is pushed, since the push may raise a memory error.
+unsafe fn push_stub(l: *mut lua_State, name: impl Into<Vec<u8>>) {
     unsafe {
-        lua::push_bytes(l, name.as_bytes());
+        Vm::from_state(l).push_owned(l, name);
         ffi::lua_pushcclosure(l, stub_entry, 1);
     }
 }
