@@ -169,14 +169,10 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
         };
         // The reply is owned by the Vm while it becomes Lua values: a memory
         // error while pushing unwinds past this frame.
-        let slot = vm.reply.get();
-        *slot = Some(received);
+        let reply = vm.hold_reply(received);
         ffi::lua_settop(l, 0);
-        let pushed = match &*slot {
-            Some(received) => json::push_received(l, received, vm.limits.max_value_depth),
-            None => Ok(()),
-        };
-        *slot = None;
+        let pushed = json::push_received(l, reply.as_ref(), vm.limits.max_value_depth);
+        vm.release_reply(reply);
         if let Err(msg) = pushed {
             let msg = format!("{}: result {msg}", cap.name);
             return Err(raise_tagged(l, Kind::Capability, msg));

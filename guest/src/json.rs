@@ -543,7 +543,7 @@ fn non_finite(path: &str, f: f64) -> String {
 }
 
 /// A value received from the host, parsed and owned by the Vm while it is
-/// pushed (a push can raise; see `Vm::reply`).
+/// pushed (a push can raise; see `Vm::hold_reply`).
 pub enum Received {
     Scalar(WitValue),
     Json(Value),

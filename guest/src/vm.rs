@@ -11,8 +11,9 @@ use std::alloc::{Layout, alloc, dealloc, realloc};
 use std::borrow::Cow;
 use std::cell::{Cell, RefCell, UnsafeCell};
 use std::ffi::{c_int, c_void};
-use std::ptr;
+use std::ptr::{self, NonNull};
 
+use crate::json::Received;
 use crate::lua::{ffi, lua_State};
 
 /// Alignment of every block handed to Lua (`LUAI_MAXALIGN` on wasm32).
@@ -100,9 +101,12 @@ pub struct Vm {
     /// anything that owns heap memory while Lua may raise lives here: the
     /// next [`Vm::stash`] or eval frees it.
     scratch: UnsafeCell<Vec<u8>>,
-    /// A capability's reply while it is converted to Lua values, for the
-    /// same reason.
-    pub reply: UnsafeCell<Option<crate::json::Received>>,
+    /// Capability replies while they are converted to Lua values, innermost
+    /// last, for the same reason: each is boxed and freed by
+    /// [`Vm::release_reply`], or by the next eval if a push raised. One slot
+    /// would not do: the pushes can run finalizers, which can call a
+    /// capability while an outer reply is still being read.
+    replies: RefCell<Vec<NonNull<Received>>>,
     /// The C stream behind `io.stdout` (see `output`), opened once the Vm
     /// has its address; closed after the state.
     pub stdout: std::cell::OnceCell<crate::output::Stdout>,
@@ -130,7 +134,7 @@ impl Vm {
             tagged: RefCell::new(None),
             traceback: RefCell::new(None),
             scratch: UnsafeCell::new(Vec::new()),
-            reply: UnsafeCell::new(None),
+            replies: RefCell::new(Vec::new()),
             stdout: std::cell::OnceCell::new(),
         });
         // SAFETY: the Box gives the Vm a stable address that outlives the
@@ -176,12 +180,11 @@ impl Vm {
         if let Some(stdout) = self.stdout.get() {
             stdout.reset();
         }
-        // SAFETY: no push from the scratch or reply slots is in progress
-        // between evals.
+        // SAFETY: no push from the scratch slot is in progress between evals.
         unsafe {
             *self.scratch.get() = Vec::new();
-            *self.reply.get() = None;
         }
+        self.free_replies();
     }
 
     /// Pushes `bytes` as a Lua string, keeping them owned by the Vm while Lua
@@ -197,6 +200,46 @@ impl Vm {
             let (ptr, len) = ((*slot).as_ptr(), (*slot).len());
             ffi::lua_pushlstring(l, ptr.cast(), len);
             *slot = Vec::new();
+        }
+    }
+
+    /// Moves a capability's reply into the Vm while it becomes Lua values.
+    /// The reply stays where the pointer says until [`Vm::release_reply`]
+    /// or the next eval, whichever comes first.
+    pub fn hold_reply(&self, reply: Received) -> NonNull<Received> {
+        let reply = NonNull::from(Box::leak(Box::new(reply)));
+        self.replies.borrow_mut().push(reply);
+        reply
+    }
+
+    /// Frees a reply that [`Vm::hold_reply`] returned, unless the next eval
+    /// already has.
+    ///
+    /// # Safety
+    /// No reference to the reply is used afterwards.
+    pub unsafe fn release_reply(&self, reply: NonNull<Received>) {
+        let held = {
+            let mut replies = self.replies.borrow_mut();
+            let at = replies.iter().rposition(|&r| r == reply);
+            at.map(|i| replies.remove(i))
+        };
+        if let Some(reply) = held {
+            // SAFETY: the pointer was still listed, so it came from
+            // `Box::leak` in `hold_reply` and has not been freed; it is
+            // unlisted now, so it is freed once, and the caller uses no
+            // reference to it any more.
+            drop(unsafe { Box::from_raw(reply.as_ptr()) });
+        }
+    }
+
+    /// Frees the replies left by pushes that raised.
+    fn free_replies(&self) {
+        for reply in self.replies.take() {
+            // SAFETY: every listed pointer came from `Box::leak` in
+            // `hold_reply` and is freed once, after leaving the list. This
+            // runs between evals or once the state is closed, when no push
+            // is reading a reply.
+            drop(unsafe { Box::from_raw(reply.as_ptr()) });
         }
     }
 
@@ -303,6 +346,9 @@ impl Drop for Vm {
             // the allocator's user data (this Vm) is still alive.
             unsafe { ffi::lua_close(state) };
         }
+        // After the state: closing it runs finalizers, which may call
+        // capabilities.
+        self.free_replies();
     }
 }
 
