@@ -130,9 +130,16 @@ unsafe extern "C" fn cookie_write(cookie: *mut c_void, buf: *const c_char, len: 
     };
     // The running function is a C function (`write`); its caller is the
     // script. The main thread's frames name it, or the `resume` that is
-    // running the coroutine which wrote.
-    // SAFETY: the state is live while a script writes.
-    let position = || unsafe { lua::position(vm.state(), 1) };
+    // running the coroutine which wrote. While the state closes (`Vm::drop`
+    // has already cleared it), a finalizer's write has no position.
+    let position = || {
+        let state = vm.state();
+        if state.is_null() {
+            return String::new();
+        }
+        // SAFETY: the state is live while a script writes.
+        unsafe { lua::position(state, 1) }
+    };
     if write(vm, bytes, position) {
         isize::try_from(len).unwrap_or(isize::MAX)
     } else {
