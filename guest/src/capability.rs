@@ -53,6 +53,13 @@ pub fn validate(capabilities: &[Capability]) -> Result<(), String> {
 /// # Safety
 /// `l` is a live Vm-owned state in protected mode.
 pub unsafe fn install(l: *mut lua_State) {
+    // SAFETY: The caller passes a live Vm-owned state in protected mode, so
+    // `Vm::from_state` is valid and the pushes and raw sets may raise. Each
+    // capability's loop pushes at most four values (the globals, a namespace
+    // table, its copy and a key) and leaves only the parent table, which is
+    // popped at the end. Nothing owned is alive across a call that may raise:
+    // the name is split by a borrowing iterator, and `collision` drops its
+    // message before raising.
     unsafe {
         let vm = Vm::from_state(l);
         for (index, cap) in vm.capabilities.iter().enumerate() {
@@ -87,7 +94,14 @@ pub unsafe fn install(l: *mut lua_State) {
     }
 }
 
+/// Raises the error for a capability whose name is already taken.
+///
+/// # Safety
+/// `l` is a live state in protected mode with a free slot.
 unsafe fn collision(l: *mut lua_State, name: &str) -> ! {
+    // SAFETY: The caller is `install`, on a live state in protected mode with a
+    // free slot. The message is copied into Lua and dropped before `lua_error`,
+    // so the raise unwinds no frame that owns memory.
     unsafe {
         let msg = format!("capability '{name}' would replace an existing value of the same name");
         lua::push_bytes(l, msg.as_bytes());
@@ -96,7 +110,17 @@ unsafe fn collision(l: *mut lua_State, name: &str) -> ! {
     }
 }
 
+/// The Lua function behind each capability; see [`call_body`].
+///
+/// # Safety
+/// Called by Lua only, as the C closure `install` makes (upvalue 1: the
+/// capability's index).
 unsafe extern "C-unwind" fn call_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls a capability's function as a C closure on a live thread
+    // of a Vm-owned state, inside a protected call, with its capability index
+    // as upvalue 1. `call_body` returns `Err` only with the error pushed and
+    // nothing owned left on its frame, so `lua_error` unwinds only frames
+    // without destructors.
     unsafe {
         match call_body(l) {
             Ok(n) => n,
@@ -114,7 +138,21 @@ fn arity(min: u32, max: u32) -> String {
     }
 }
 
+/// Checks and converts the arguments, calls the host, and pushes the reply.
+///
+/// # Safety
+/// As for [`call_entry`], from it.
 unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
+    // SAFETY: `l` is a live thread of a Vm-owned state inside a capability's C
+    // closure (see `call_entry`), so `Vm::from_state` is valid and Lua has
+    // given the function free slots. The argument conversions cannot raise
+    // (they read the stack and grow it only with `lua_checkstack`, which
+    // reports failure instead of raising), so `args` is alive only where
+    // nothing raises, and it is dropped before anything that can. Every message
+    // moves into the Vm through `raise_tagged`. The reply is boxed in the Vm
+    // while it is pushed: a nested capability call from a finalizer holds its
+    // own, and only this call or the next eval frees it, so `reply.as_ref()`
+    // stays valid until `release_reply`, after which it is not used.
     unsafe {
         let vm = Vm::from_state(l);
         // After a trip nothing reaches the host.

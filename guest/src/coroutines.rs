@@ -19,6 +19,11 @@ use crate::vm::Vm;
 /// # Safety
 /// `l` is a live Vm-owned state in protected mode; `globals` is absolute.
 pub unsafe fn install(l: *mut lua_State, globals: c_int) {
+    // SAFETY: The caller passes a live Vm-owned state in protected mode, where
+    // pushes and raw sets may raise with nothing owned on this frame. `globals`
+    // is an absolute index of `_G`, whose `coroutine` field is the library's
+    // table; at most four values are pushed above it (the table, `create`, its
+    // copy and a key), and `lua_settop` drops the table again.
     unsafe {
         lua::get_field(l, globals, "coroutine");
         let co = ffi::lua_gettop(l);
@@ -38,7 +43,14 @@ pub unsafe fn install(l: *mut lua_State, globals: c_int) {
 }
 
 /// Raises the tripped limit's message if one has tripped.
+///
+/// # Safety
+/// `l` is a live thread of a Vm-owned state inside a C function.
 unsafe fn raise_if_tripped(l: *mut lua_State) {
+    // SAFETY: The callers are C functions running on a live thread of a
+    // Vm-owned state, so `Vm::from_state` is valid and `push_trip` has a free
+    // slot. `lua_error` raises the message just pushed; this frame owns
+    // nothing.
     unsafe {
         if Vm::from_state(l).push_trip(l) {
             ffi::lua_error(l);
@@ -50,7 +62,17 @@ unsafe fn raise_if_tripped(l: *mut lua_State) {
 /// checking them (here, so that the message names the function the script
 /// called) and charging for it, and arms the new thread's hook. Leaves the
 /// thread on top.
+///
+/// # Safety
+/// `l` runs a C closure whose first upvalue is the original `coroutine.create`,
+/// in protected mode.
 unsafe fn create_thread(l: *mut lua_State) -> *mut lua_State {
+    // SAFETY: The callers are C closures whose first upvalue is the original
+    // `coroutine.create` (see `install`), running on a live thread of a
+    // Vm-owned state in protected mode. `luaL_checktype`, `charge` and the
+    // original may raise, and this frame owns nothing. The original leaves the
+    // new thread on top, so `lua_tothread` returns it (or null), and the stack
+    // keeps it alive while its hook is set.
     unsafe {
         ffi::luaL_checktype(l, 1, ffi::LUA_TFUNCTION);
         if limits::charge(l, COROUTINE_COST) {
@@ -65,14 +87,29 @@ unsafe fn create_thread(l: *mut lua_State) -> *mut lua_State {
     }
 }
 
+/// `coroutine.create`, charged, with the coroutine step of the hook.
+///
+/// # Safety
+/// Called by Lua only, as the closure `install` makes.
 unsafe extern "C-unwind" fn create_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls the closure that `install` made (upvalue 1: the
+    // original `create`) on a live thread of a Vm-owned state inside a
+    // protected call, as `create_thread` needs; it leaves the new thread on
+    // top, which is the one result.
     unsafe {
         create_thread(l);
         1
     }
 }
 
+/// `coroutine.wrap`, charged likewise; its function is [`wrapped_call`].
+///
+/// # Safety
+/// Called by Lua only, as the closure `install` makes.
 unsafe extern "C-unwind" fn wrap_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: As in `create_entry`; `lua_pushcclosure` then replaces the new
+    // thread on top with a closure that holds it as upvalue 1, as
+    // `wrapped_call` expects.
     unsafe {
         create_thread(l);
         ffi::lua_pushcclosure(l, wrapped_call, 1);
@@ -83,7 +120,19 @@ unsafe extern "C-unwind" fn wrap_entry(l: *mut lua_State) -> c_int {
 /// Resumes `co` with `narg` values from `l`; like the library's
 /// `auxresume`. Returns the number of results moved to `l`, or `None` with
 /// the error value on top of `l`.
+///
+/// # Safety
+/// `l` and `co` are live threads of one Vm-owned state, in protected mode, with
+/// `narg` values on top of `l`.
 unsafe fn resume(l: *mut lua_State, co: *mut lua_State, narg: c_int) -> Option<c_int> {
+    // SAFETY: `co` is a live thread of the same state as `l` (the caller holds
+    // it), so `lua_xmove` may move values between them. `lua_checkstack` makes
+    // room on `co` for the arguments and on `l` for the results and one more
+    // value before each move. `lua_resume` runs `co` inside Lua's own
+    // protection and reports an error as a status with the error value on top
+    // of `co`; moving that one value into `l` fits in the room the arguments
+    // left. Only the message pushes may raise a memory error, and this frame
+    // owns nothing.
     unsafe {
         if ffi::lua_checkstack(co, narg) == 0 {
             lua::push_bytes(l, b"too many arguments to resume");
@@ -108,7 +157,18 @@ unsafe fn resume(l: *mut lua_State, co: *mut lua_State, narg: c_int) -> Option<c
 }
 
 /// The function `coroutine.wrap` returns.
+///
+/// # Safety
+/// Called by Lua only, as the closure `wrap_entry` makes (upvalue 1: the
+/// coroutine).
 unsafe extern "C-unwind" fn wrapped_call(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls the closure `wrap_entry` made, whose upvalue 1 is the
+    // coroutine it keeps alive, on a live thread of a Vm-owned state inside a
+    // protected call. After a failed resume the error value is on top of `l`;
+    // `lua_closethread` runs the dead coroutine's `__close` handlers under
+    // Lua's own protection and leaves its error on top of `co`, which is moved
+    // over. `luaL_where` pushes one value into the room the function still has,
+    // and every raise happens with nothing owned on this frame.
     unsafe {
         let co = ffi::lua_tothread(l, ffi::lua_upvalueindex(1));
         let narg = ffi::lua_gettop(l);
@@ -140,7 +200,19 @@ unsafe extern "C-unwind" {
 /// `coroutine.close`, as the reference implements it (so its errors name
 /// `close` and the caller's line), except that once a limit has tripped it
 /// raises the trip instead of running the coroutine's `__close` handlers.
+///
+/// # Safety
+/// Called by Lua only, as `coroutine.close`.
 unsafe extern "C-unwind" fn close_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls `close` as a C function on a live thread of a Vm-owned
+    // state inside a protected call. `luaL_typeerror` raises for a non-thread
+    // and does not return, so `co` is a live thread held by argument 1.
+    // `lua_status`, `lua_getstack` and `lua_gettop` only read it (all-zero is a
+    // valid `lua_Debug`); `luaL_error` formats a static C string.
+    // `lua_closethread` runs the coroutine's pending `__close` handlers under
+    // Lua's own protection and leaves an error value on top of `co`, which
+    // `lua_xmove` moves into a free slot of `l`. Every raise happens with
+    // nothing owned on this frame.
     unsafe {
         let co = ffi::lua_tothread(l, 1);
         if co.is_null() {

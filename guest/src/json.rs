@@ -83,10 +83,22 @@ impl Encoder {
     }
 
     /// Encodes the value at absolute index `idx`.
+    ///
+    /// # Safety
+    /// `l` is a live state and `idx` a valid absolute index. Never raises:
+    /// the value is only read, and the stack only grows through
+    /// `lua_checkstack`.
     unsafe fn value(&mut self, l: *mut lua_State, idx: c_int) -> Result<(), String> {
         if self.elsewhere + self.out.len() > self.max_bytes {
             return Err(self.too_long());
         }
+        // SAFETY: `idx` is a valid absolute index on the live state `l`
+        // (caller). The calls here only read the value, and none converts it in
+        // place: a number is read with `lua_tointegerx` or `lua_tonumberx`, and
+        // `string_bytes` reads only a value that already is a string, whose
+        // bytes stay on the stack while `text` is used. Tables go to `table`,
+        // which leaves the stack as it found it, so nothing here allocates Lua
+        // memory or raises.
         unsafe {
             match ffi::lua_type(l, idx) {
                 ffi::LUA_TNIL => self.out.push_str("null"),
@@ -139,7 +151,17 @@ impl Encoder {
         Ok(())
     }
 
+    /// Encodes the table at absolute index `idx` as an array or an object.
+    ///
+    /// # Safety
+    /// As for [`Encoder::value`]; the value at `idx` is a table.
     unsafe fn table(&mut self, l: *mut lua_State, idx: c_int) -> Result<(), String> {
+        // SAFETY: `idx` is a valid absolute index of a table on the live state
+        // `l` (caller). `lua_topointer` only reads its address.
+        // `lua_checkstack` makes room for what this level pushes (an element,
+        // or a key and a value in `shape` and `object`) and reports failure
+        // rather than raising; `lua_rawgeti` invokes no metamethod and
+        // allocates nothing, and each element is popped after it is encoded.
         unsafe {
             let address = ffi::lua_topointer(l, idx) as usize;
             if let Some(&(_, len)) = self.open.iter().find(|(a, _)| *a == address) {
@@ -192,7 +214,18 @@ impl Encoder {
     /// traversal order (which follows the string-hash seed). Each member's
     /// value is encoded into a buffer of its own; the members are then
     /// sorted and joined.
+    ///
+    /// # Safety
+    /// As for [`Encoder::value`]; the value at `idx` is a table whose keys
+    /// [`Encoder::shape`] has found to be UTF-8 strings.
     unsafe fn object(&mut self, l: *mut lua_State, idx: c_int) -> Result<(), String> {
+        // SAFETY: `idx` is a valid absolute index of a table on the live state
+        // `l`, with room for a key and a value (see `table`). The traversal
+        // follows `lua_next`'s rule: the key left on top is never modified,
+        // since `string_bytes` reads it without converting and the value above
+        // it is popped after it is encoded, and on an early exit the key is
+        // popped too. Encoding a value leaves the stack as it found it, and
+        // nothing here allocates Lua memory or raises.
         unsafe {
             let outer = std::mem::take(&mut self.out);
             let held = self.elsewhere;
@@ -243,7 +276,16 @@ impl Encoder {
 
     /// Decides whether the table at `idx` is an array (keys exactly 1..n) or
     /// an object (all keys strings), or explains why it is neither.
+    ///
+    /// # Safety
+    /// As for [`Encoder::value`]; the value at `idx` is a table.
     unsafe fn shape(&self, l: *mut lua_State, idx: c_int) -> Result<Shape, String> {
+        // SAFETY: As in `object`: `lua_next` walks the table at the valid
+        // absolute index `idx` with room for a key and a value, and the key
+        // left on top is only read, never converted (`string_bytes`,
+        // `lua_tointegerx` and `lua_tonumberx` leave it as it is). The value is
+        // popped at once, and on an early exit the key too; nothing allocates
+        // Lua memory or raises.
         unsafe {
             let mut count: i64 = 0;
             let mut largest: i64 = 0;
@@ -324,7 +366,13 @@ enum Shape {
     Object,
 }
 
+/// The name of the Lua type tag `t`, as `type()` gives it.
+///
+/// # Safety
+/// `l` is a live state and `t` a tag that `lua_type` returned.
 unsafe fn type_name(l: *mut lua_State, t: c_int) -> String {
+    // SAFETY: `t` came from `lua_type` (caller), and `lua_typename` returns a
+    // static NUL-terminated name for every such tag.
     unsafe {
         let name = ffi::lua_typename(l, t);
         std::ffi::CStr::from_ptr(name)
@@ -465,7 +513,8 @@ const CONTROL: [[u8; 6]; 32] = {
 /// `{root}[i]`, counting from 1.
 ///
 /// # Safety
-/// `l` is a live state and the indices are absolute and valid.
+/// `l` is a live state and the indices are absolute and valid. Never raises,
+/// so it may run outside a protected call.
 pub unsafe fn encode_values(
     l: *mut lua_State,
     first: c_int,
@@ -473,6 +522,9 @@ pub unsafe fn encode_values(
     root: &str,
     limits: &Limits,
 ) -> Result<String, String> {
+    // SAFETY: The caller passes valid absolute indices on a live state, and
+    // `Encoder::value` only reads them without raising, which is why `eval` may
+    // call this after its protected call has returned.
     unsafe {
         let mut enc = Encoder::new(root.to_owned(), limits);
         enc.out.push('[');
@@ -493,13 +545,16 @@ pub unsafe fn encode_values(
 /// scalars typed, tables as JSON text. Errors name the path from `root`.
 ///
 /// # Safety
-/// `l` is a live state and `idx` a valid absolute index.
+/// `l` is a live state and `idx` a valid absolute index. Never raises.
 pub unsafe fn to_value(
     l: *mut lua_State,
     idx: c_int,
     root: String,
     limits: &Limits,
 ) -> Result<WitValue, String> {
+    // SAFETY: `idx` is a valid absolute index on a live state (caller). The
+    // scalars are read without converting them in place, a string's bytes are
+    // copied while it is on the stack, and `Encoder::value` never raises.
     unsafe {
         Ok(match ffi::lua_type(l, idx) {
             ffi::LUA_TNIL | ffi::LUA_TNONE => WitValue::Nil,
@@ -571,6 +626,10 @@ pub unsafe fn push_received(
     value: &Received,
     max_depth: u32,
 ) -> Result<(), String> {
+    // SAFETY: The caller runs on a live state inside a protected call with a
+    // free slot, so a scalar's push may raise a memory error; this frame only
+    // borrows the value, which its owner (the Vm, or `set_inputs`' frame) keeps
+    // alive. Tables go to `push`.
     unsafe {
         match value {
             Received::Json(v) => push(l, v, max_depth),
@@ -594,15 +653,28 @@ pub unsafe fn push_received(
 /// # Safety
 /// `l` is a live state inside a protected call.
 pub unsafe fn push(l: *mut lua_State, value: &Value, max_depth: u32) -> Result<(), String> {
+    // SAFETY: `push_at` has the same contract as this function, starting at
+    // depth 0.
     unsafe { push_at(l, value, max_depth, 0) }
 }
 
+/// [`push`] at nesting level `depth`.
+///
+/// # Safety
+/// As for [`push`].
 unsafe fn push_at(
     l: *mut lua_State,
     value: &Value,
     max_depth: u32,
     depth: u32,
 ) -> Result<(), String> {
+    // SAFETY: `lua_checkstack` makes room at each level for the table, a key
+    // and a value before anything is pushed, and reports failure instead of
+    // raising. `table` is the absolute index of the table just created, so the
+    // raw sets store into it without metamethods. A push may raise a memory
+    // error inside the caller's protected call: these frames hold only borrows
+    // of the value, whose owner keeps it alive (the Vm or `set_inputs`' frame),
+    // and iterators over it that own nothing.
     unsafe {
         if ffi::lua_checkstack(l, 3) == 0 {
             return Err("value nests too deeply for the Lua stack".to_owned());

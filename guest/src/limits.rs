@@ -31,6 +31,11 @@ pub const COROUTINE_STEP: c_int = 100;
 /// # Safety
 /// `l` is a live state owned by a [`Vm`].
 pub unsafe fn arm(l: *mut lua_State) {
+    // SAFETY: `lua_sethook` only stores the hook, its mask and its count in the
+    // thread `l`, which the caller says is live; it neither allocates nor
+    // raises, so it is sound outside a protected call. `count_hook` is sound on
+    // any thread of a Vm-owned state, which is the only kind it is installed
+    // on.
     unsafe { ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, STEP) };
 }
 
@@ -40,6 +45,9 @@ pub unsafe fn arm(l: *mut lua_State) {
 /// # Safety
 /// `l` is a live state owned by a [`Vm`]. Neither allocates nor raises.
 pub unsafe fn arm_tripped(l: *mut lua_State) {
+    // SAFETY: As in `arm`: `lua_sethook` only writes fields of the live thread
+    // `l`, without allocating or raising, which is why `Vm::trip` may call this
+    // from inside the allocator.
     unsafe { ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, 1) };
 }
 
@@ -48,6 +56,9 @@ pub unsafe fn arm_tripped(l: *mut lua_State) {
 /// # Safety
 /// `co` is a live thread of a Vm-owned state.
 pub unsafe fn arm_coroutine(co: *mut lua_State) {
+    // SAFETY: As in `arm`: `co` is a live thread of a Vm-owned state (caller),
+    // and `lua_sethook` only writes its hook fields, without allocating or
+    // raising.
     unsafe { ffi::lua_sethook(co, Some(count_hook), ffi::LUA_MASKCOUNT, COROUTINE_STEP) };
 }
 
@@ -68,6 +79,11 @@ pub const CAPABILITY_COST: u64 = 100;
 /// # Safety
 /// `l` is a live thread of a Vm-owned state, inside a C function.
 pub unsafe fn charge(l: *mut lua_State, cost: u64) -> bool {
+    // SAFETY: The caller is a C function on a live thread of a Vm-owned state,
+    // so `Vm::from_state` is valid and Lua has given it free slots for the one
+    // message `hook_body` or `raise_trip` pushes. That push may raise a memory
+    // error; by then the message has moved into the Vm, so nothing owned is
+    // left on this frame.
     unsafe {
         let vm = Vm::from_state(l);
         if vm.has_tripped() {
@@ -88,7 +104,13 @@ pub unsafe fn charge(l: *mut lua_State, cost: u64) -> bool {
 }
 
 /// The step a thread should count with.
+///
+/// # Safety
+/// `l` is a live thread with a free slot (a hook has `LUA_MINSTACK`).
 unsafe fn step_for(l: *mut lua_State) -> c_int {
+    // SAFETY: `l` is a live thread inside a hook, which Lua runs with
+    // `LUA_MINSTACK` free slots; `lua_pushthread` pushes `l` itself without
+    // allocating, and the value is popped at once.
     unsafe {
         let main = ffi::lua_pushthread(l) == 1;
         ffi::lua_pop(l, 1);
@@ -96,8 +118,18 @@ unsafe fn step_for(l: *mut lua_State) -> c_int {
     }
 }
 
+/// The count hook: counts instructions, checks the limits and raises a trip.
+///
+/// # Safety
+/// Called by Lua only, as the hook `arm`, `arm_tripped` and `arm_coroutine`
+/// install.
 unsafe extern "C-unwind" fn count_hook(l: *mut lua_State, _ar: *mut ffi::lua_Debug) {
-    // SAFETY: hooks run on threads of a live Vm-owned state.
+    // SAFETY: Lua runs this hook only on threads where `arm`, `arm_tripped` or
+    // `arm_coroutine` installed it, all threads of live Vm-owned states, and
+    // only while Lua code runs, which is always inside a protected call (an
+    // eval's, or the one Lua puts around each finalizer). When `hook_body`
+    // returns `true` it has pushed the error and holds nothing owned, so
+    // `lua_error` unwinds only frames without destructors.
     unsafe {
         if hook_body(l) {
             ffi::lua_error(l);
@@ -107,7 +139,16 @@ unsafe extern "C-unwind" fn count_hook(l: *mut lua_State, _ar: *mut ffi::lua_Deb
 
 /// Counts instructions and checks the limits. Returns `true` with the error
 /// message pushed when the hook must raise.
+///
+/// # Safety
+/// `l` is a live thread of a Vm-owned state, inside the count hook.
 unsafe fn hook_body(l: *mut lua_State) -> bool {
+    // SAFETY: The hook runs on a live thread of a Vm-owned state with
+    // `LUA_MINSTACK` free slots (see `count_hook`), so `Vm::from_state` is
+    // valid and the one message pushed on a trip fits. `lua_gethookcount` and
+    // `lua_sethook` read and write fields of `l`; all-zero is a valid
+    // `lua_Debug`, which `lua_getstack` only fills. Each message moves into the
+    // Vm before the push that may raise a memory error.
     unsafe {
         let vm = Vm::from_state(l);
         if vm.has_tripped() {
@@ -152,6 +193,11 @@ unsafe fn hook_body(l: *mut lua_State) -> bool {
 /// # Safety
 /// `l` is a live thread of the Vm's state with a free stack slot.
 pub unsafe fn raise_trip(l: *mut lua_State, vm: &Vm, kind: Kind, message: String) -> bool {
+    // SAFETY: `vm.trip` moves the message into the Vm before anything can
+    // raise; `arm_tripped` only writes hook fields of the live thread `l`;
+    // `push_trip` pushes the recorded message into the free slot the caller
+    // guarantees and may raise a memory error, with nothing owned left on this
+    // frame.
     unsafe {
         vm.trip(kind, message);
         arm_tripped(l);
@@ -166,6 +212,11 @@ pub unsafe fn raise_trip(l: *mut lua_State, vm: &Vm, kind: Kind, message: String
 /// # Safety
 /// `l` is a live Vm-owned state inside a C function.
 pub unsafe fn raise_tagged(l: *mut lua_State, kind: Kind, msg: impl Into<Vec<u8>>) -> Raise {
+    // SAFETY: The caller is a C function on a live thread of a Vm-owned state,
+    // so `Vm::from_state` is valid and there are free slots for the position
+    // and the message that `lua_concat` then joins. The message moves into the
+    // Vm (`push_owned`) before any push can raise, and the joined string stays
+    // on the stack while `tag` copies it, so the borrowed slice is live.
     unsafe {
         let vm = Vm::from_state(l);
         ffi::luaL_where(l, 1);

@@ -11,6 +11,29 @@
 //! destructors. C functions in this crate therefore follow one pattern: a
 //! body returns `Result<c_int, Raise>` with every owned Rust value dropped,
 //! and only the thin `extern "C-unwind"` entry point calls `lua_error`.
+//! Owned bytes that must be pushed go through `Vm::push_owned`, which keeps
+//! them in the Vm while Lua may raise.
+//!
+//! # Safety conventions
+//!
+//! The `// SAFETY:` comments in the guest rest on these facts:
+//! - **Live states.** Every `lua_State` the guest touches is a thread of a
+//!   state that `Vm::new` created and has not closed. The guest registers its
+//!   C functions and its count hook only on such states, so the `l` they
+//!   receive is one, and `Vm::from_state(l)` is the owning Vm.
+//! - **Stack room.** Lua runs a C function or a hook with at least
+//!   `LUA_MINSTACK` (20) free slots, and a state's base frame has as many.
+//!   The guest pushes a handful of values at a time and pops them again;
+//!   code that pushes a number of values chosen by a script (the JSON
+//!   conversions, `resume`) calls `lua_checkstack` first.
+//! - **Protected mode.** Scripts run inside `lua_pcall`, and the guest's own
+//!   work that may raise (setup, setting inputs, collecting) inside
+//!   [`protected`], so every raise is caught. Outside those calls the guest
+//!   calls only functions that cannot raise: ones that neither allocate nor
+//!   run Lua code (`lua_settop`, which closes no to-be-closed variable since
+//!   the guest marks none, `lua_sethook`, pushing light values, reading
+//!   strings), `lua_checkstack`, which reports failure instead of raising,
+//!   and `luaL_loadbufferx`, which protects itself.
 
 pub use mlua_sys as ffi;
 pub use mlua_sys::lua_State;
@@ -25,6 +48,10 @@ pub struct Raise;
 /// # Safety
 /// `l` is a valid state with one free stack slot. May raise a memory error.
 pub unsafe fn push_bytes(l: *mut lua_State, bytes: &[u8]) {
+    // SAFETY: The caller passes a valid state with a free slot.
+    // `lua_pushlstring` copies exactly `bytes.len()` bytes from a live slice,
+    // so the pointer needs no terminating NUL; a memory error is the caller's
+    // to allow, and nothing here owns memory.
     unsafe {
         ffi::lua_pushlstring(l, bytes.as_ptr().cast::<c_char>(), bytes.len());
     }
@@ -36,8 +63,14 @@ pub unsafe fn push_bytes(l: *mut lua_State, bytes: &[u8]) {
 /// stack.
 ///
 /// # Safety
-/// `l` is a valid state and `idx` an acceptable index.
+/// `l` is a valid state and `idx` an acceptable index. The slice is not used
+/// after the value leaves the stack. Converting a number allocates, so it may
+/// raise a memory error.
 pub unsafe fn to_bytes<'a>(l: *mut lua_State, idx: c_int) -> Option<&'a [u8]> {
+    // SAFETY: `lua_tolstring` returns null or a pointer to `len` bytes of the
+    // Lua string now at `idx` (converting a number there first, which is why
+    // this may raise). The slice is built only from a non-null pointer, and the
+    // caller keeps the value on the stack for as long as it uses the slice.
     unsafe {
         let mut len = 0usize;
         let p = ffi::lua_tolstring(l, idx, &mut len);
@@ -52,8 +85,12 @@ pub unsafe fn to_bytes<'a>(l: *mut lua_State, idx: c_int) -> Option<&'a [u8]> {
 /// Reads the *string* at `idx` without converting numbers (no allocation).
 ///
 /// # Safety
-/// `l` is a valid state and `idx` an acceptable index.
+/// `l` is a valid state and `idx` an acceptable index. The slice is not used
+/// after the value leaves the stack.
 pub unsafe fn string_bytes<'a>(l: *mut lua_State, idx: c_int) -> Option<&'a [u8]> {
+    // SAFETY: Only a value `lua_type` reports as a string reaches `to_bytes`,
+    // which then reads it without converting or allocating; `l`, `idx` and the
+    // slice's lifetime are the caller's promises, passed on unchanged.
     unsafe {
         if ffi::lua_type(l, idx) != ffi::LUA_TSTRING {
             return None;
@@ -68,6 +105,10 @@ pub unsafe fn string_bytes<'a>(l: *mut lua_State, idx: c_int) -> Option<&'a [u8]
 /// `l` is valid, `table` is an absolute index of a table. May raise.
 pub unsafe fn set_field(l: *mut lua_State, table: c_int, name: &str) {
     debug_assert!(table > 0, "set_field needs an absolute index");
+    // SAFETY: `table` is an absolute index of a table (caller), so pushing the
+    // key and moving it under the value leaves `table` where it was;
+    // `lua_rawset` then pops both, invoking no metamethod. Pushing the key and
+    // growing the table may raise a memory error, which the caller allows.
     unsafe {
         push_bytes(l, name.as_bytes());
         ffi::lua_insert(l, -2);
@@ -81,6 +122,9 @@ pub unsafe fn set_field(l: *mut lua_State, table: c_int, name: &str) {
 /// `l` is valid, `table` is an absolute index of a table. May raise.
 pub unsafe fn get_field(l: *mut lua_State, table: c_int, name: &str) -> c_int {
     debug_assert!(table > 0, "get_field needs an absolute index");
+    // SAFETY: `table` is an absolute index of a table (caller); the key takes
+    // one slot and `lua_rawget` replaces it with the value, invoking no
+    // metamethod. Pushing the key may raise, which the caller allows.
     unsafe {
         push_bytes(l, name.as_bytes());
         ffi::lua_rawget(l, table)
@@ -93,6 +137,9 @@ pub unsafe fn get_field(l: *mut lua_State, table: c_int, name: &str) -> c_int {
 /// # Safety
 /// `l` is valid with two free stack slots. May raise a memory error.
 pub unsafe fn push_error(l: *mut lua_State, level: c_int, msg: &str) {
+    // SAFETY: The caller guarantees two free slots, one for `luaL_where`'s
+    // position and one for `msg`; `lua_concat` replaces them with one string.
+    // `msg` is only borrowed, so a memory error while pushing leaks nothing.
     unsafe {
         ffi::luaL_where(l, level);
         push_bytes(l, msg.as_bytes());
@@ -106,6 +153,10 @@ pub unsafe fn push_error(l: *mut lua_State, level: c_int, msg: &str) {
 /// # Safety
 /// `l` is a valid state.
 pub unsafe fn position(l: *mut lua_State, level: c_int) -> String {
+    // SAFETY: All-zero is a valid `lua_Debug` (a plain C struct). `lua_getinfo`
+    // runs only on the activation record that `lua_getstack` has just filled,
+    // with options it knows ("Sl"); neither call allocates or raises, and
+    // `short_src` is the NUL-terminated buffer `lua_getinfo` filled for "S".
     unsafe {
         let mut ar: ffi::lua_Debug = std::mem::zeroed();
         if ffi::lua_getstack(l, level, &mut ar) == 0 {
@@ -127,6 +178,11 @@ pub unsafe fn position(l: *mut lua_State, level: c_int) -> String {
 /// # Safety
 /// `l` is running a C closure whose first upvalue is a function. May raise.
 pub unsafe fn call_original(l: *mut lua_State, nresults: c_int) -> c_int {
+    // SAFETY: The caller runs a C closure whose first upvalue is a function, so
+    // `lua_call` calls a function with the `args` values above it. Lua gave the
+    // C function `LUA_MINSTACK` free slots above its arguments, and the upvalue
+    // takes one. What the call raises unwinds to the caller's protected call;
+    // no Rust value here owns memory.
     unsafe {
         let args = ffi::lua_gettop(l);
         ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
@@ -140,12 +196,17 @@ pub unsafe fn call_original(l: *mut lua_State, nresults: c_int) -> c_int {
 /// Lua's status code. The error value (if any) is left on the stack.
 ///
 /// # Safety
-/// `l` is a valid state; `f` follows the crate's C-function pattern.
+/// `l` is a valid state with room for two values (an empty stack has it);
+/// `f` follows the crate's C-function pattern and expects `arg`.
 pub unsafe fn protected(
     l: *mut lua_State,
     f: ffi::lua_CFunction,
     arg: *mut std::ffi::c_void,
 ) -> c_int {
+    // SAFETY: The two pushes fit in the room the caller guarantees and neither
+    // allocates (a light C function and a light userdata), so nothing can raise
+    // before `lua_pcall`, which catches whatever `f` raises and leaves its
+    // error value on the stack.
     unsafe {
         ffi::lua_pushcfunction(l, f);
         ffi::lua_pushlightuserdata(l, arg);

@@ -46,7 +46,15 @@ pub fn write(vm: &Vm, bytes: &[u8], position: impl FnOnce() -> String) -> bool {
     true
 }
 
+/// `print`; see [`print_body`].
+///
+/// # Safety
+/// Called by Lua only, as `print`.
 unsafe extern "C-unwind" fn print_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls `print` as a C function on a live thread of a Vm-owned
+    // state, inside a protected call. `print_body` returns `Err` only with the
+    // error pushed and nothing owned left on its frame, so `lua_error` unwinds
+    // only frames without destructors.
     unsafe {
         match print_body(l) {
             Ok(n) => n,
@@ -58,7 +66,17 @@ unsafe extern "C-unwind" fn print_entry(l: *mut lua_State) -> c_int {
 /// `print`, as the reference writes it: each argument through
 /// `luaL_tolstring` (so `__tostring` and `__name` apply), tabs between them,
 /// a newline at the end, each piece written as soon as it is ready.
+///
+/// # Safety
+/// As for [`print_entry`], from it.
 unsafe fn print_body(l: *mut lua_State) -> Result<c_int, Raise> {
+    // SAFETY: `l` is a live thread of a Vm-owned state running `print`
+    // (caller), so `Vm::from_state` is valid. Each `luaL_tolstring` pushes one
+    // string into the free slots Lua gave the function (popped again before the
+    // next); `s` and `len` describe that string, which stays on the stack while
+    // `piece` is used. `luaL_tolstring` may run a `__tostring` metamethod and
+    // raise, at which point this frame owns nothing: `position` borrows `l`,
+    // and `write` consumes the strings it builds.
     unsafe {
         let vm = Vm::from_state(l);
         let n = ffi::lua_gettop(l);
@@ -80,7 +98,15 @@ unsafe fn print_body(l: *mut lua_State) -> Result<c_int, Raise> {
 }
 
 /// Pushes the tripped limit's message and arms the hook on `l`.
+///
+/// # Safety
+/// `l` is a live thread of `vm`'s state with a free slot, and a trip is
+/// recorded.
 unsafe fn raise_trip(l: *mut lua_State, vm: &Vm) -> Raise {
+    // SAFETY: `print_body` calls this only after `write` refused, which it does
+    // only once a trip is recorded, so `push_trip` pushes that message into the
+    // free slot `print` has; `arm_tripped` only writes hook fields of the live
+    // thread `l`. A memory error from the push leaves nothing owned behind.
     unsafe {
         crate::limits::arm_tripped(l);
         vm.push_trip(l);
@@ -118,6 +144,10 @@ unsafe extern "C" {
 const IONBF: c_int = 2;
 
 /// The C stream's write function: the cookie is the Vm.
+///
+/// # Safety
+/// Called by the C library only, for the stream [`Stdout::open`] made: `cookie`
+/// is the Vm, and `buf` holds `len` bytes.
 unsafe extern "C" fn cookie_write(cookie: *mut c_void, buf: *const c_char, len: usize) -> isize {
     // SAFETY: the cookie is the Vm that opened the stream and outlives it
     // (`Vm::drop` closes the stream after the state).
@@ -137,7 +167,10 @@ unsafe extern "C" fn cookie_write(cookie: *mut c_void, buf: *const c_char, len: 
         if state.is_null() {
             return String::new();
         }
-        // SAFETY: the state is live while a script writes.
+        // SAFETY: A non-null state pointer means an open state: `Vm::drop`
+        // clears it before closing the state. Writes reach this function only
+        // from Lua code running on that state, and `position` only reads its
+        // call frames.
         unsafe { lua::position(state, 1) }
     };
     if write(vm, bytes, position) {
@@ -180,7 +213,8 @@ impl Stdout {
 
     /// Clears the error flag a refused write left, before the next eval.
     pub fn reset(&self) {
-        // SAFETY: the stream is open.
+        // SAFETY: A `Stdout` holds a stream from `open` until its drop closes
+        // it, so the stream is open; `clearerr` only resets its flags.
         unsafe { clearerr(self.0) };
     }
 }
@@ -200,6 +234,12 @@ impl Drop for Stdout {
 /// `l` is a live Vm-owned state; `globals` and `io` are absolute indices of
 /// the globals table and the original `io` table.
 pub unsafe fn install(l: *mut lua_State, globals: c_int, io: c_int, stdout: &Stdout) {
+    // SAFETY: `globals` and `io` are absolute indices of tables on the live
+    // state (caller), which is in protected mode, so the pushes and raw sets
+    // may raise. `luaL_testudata` returns null or the block of a userdata with
+    // the `FILE*` metatable, which the io library creates as a `luaL_Stream`,
+    // laid out as `Stream`; only its C stream is replaced, with `stdout`'s,
+    // which the Vm keeps open until after the state is closed.
     unsafe {
         ffi::lua_pushcfunction(l, print_entry);
         lua::set_field(l, globals, "print");

@@ -120,6 +120,11 @@ pub unsafe fn open(
     seed: Option<i64>,
     stdout: &crate::output::Stdout,
 ) {
+    // SAFETY: The caller passes a live Vm-owned state in protected mode with an
+    // empty stack, so opening the libraries and every step below may raise.
+    // `globals` and `loaded` are absolute indices, and each `open_*` (and
+    // `coroutines::install`) leaves the stack as it found it, so they stay
+    // valid; `lua_settop` then empties the stack, closing nothing.
     unsafe {
         ffi::luaL_openlibs(l);
         ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, ffi::LUA_RIDX_GLOBALS);
@@ -152,6 +157,11 @@ unsafe fn open_io(
     allow: &Allow,
     stdout: &crate::output::Stdout,
 ) {
+    // SAFETY: The caller's contract (a live Vm-owned state in protected mode,
+    // the absolute indices of `_G` and `package.loaded`) is what
+    // `output::install` and `replace_library` need; `io` is pushed at an
+    // absolute index for `install` and popped before `replace_library` reads
+    // `_G.io` again.
     unsafe {
         lua::get_field(l, globals, "io");
         crate::output::install(l, globals, ffi::lua_gettop(l), stdout);
@@ -169,6 +179,10 @@ unsafe fn open_io(
 /// # Safety
 /// As for [`open_io`].
 unsafe fn open_debug(l: *mut lua_State, globals: c_int, loaded: c_int, allow: &Allow) {
+    // SAFETY: As in `open_io`. `replace_library` leaves the new `debug` table
+    // in `_G`; `gethook` is wrapped only when it is a function, which becomes
+    // the closure's upvalue 1 as `gethook_entry` expects, and every value
+    // pushed is stored or popped.
     unsafe {
         replace_library(l, globals, loaded, "debug", DEBUG, allow, &["traceback"]);
         lua::get_field(l, globals, "debug");
@@ -192,6 +206,11 @@ unsafe fn open_debug(l: *mut lua_State, globals: c_int, loaded: c_int, allow: &A
 /// # Safety
 /// As for [`open_io`].
 unsafe fn open_os(l: *mut lua_State, globals: c_int, allow: &Allow) {
+    // SAFETY: As in `open_io`. The `os` table stays at its absolute index while
+    // the stubs, closures and functions are stored into it with raw sets, and
+    // is popped at the end; the original `setlocale` becomes upvalue 1 of
+    // `setlocale_entry`, as it expects, and the stub names move into the Vm as
+    // they are pushed.
     unsafe {
         lua::get_field(l, globals, "os");
         let os = ffi::lua_gettop(l);
@@ -226,6 +245,9 @@ unsafe fn open_os(l: *mut lua_State, globals: c_int, allow: &Allow) {
 /// # Safety
 /// As for [`open_io`].
 unsafe fn open_base(l: *mut lua_State, globals: c_int, allow: &Allow) {
+    // SAFETY: As in `open_io`. Each wrapper is stored into `_G` as soon as it
+    // is made: `collectgarbage_entry` and `load_entry` take the original from
+    // `_G` as upvalue 1, as they expect, and `xpcall_entry` takes none.
     unsafe {
         lua::get_field(l, globals, "collectgarbage");
         ffi::lua_pushcclosure(l, collectgarbage_entry, 1);
@@ -252,6 +274,8 @@ unsafe fn open_base(l: *mut lua_State, globals: c_int, allow: &Allow) {
 /// # Safety
 /// As for [`open_io`].
 unsafe fn open_string(l: *mut lua_State, globals: c_int, allow: &Allow) {
+    // SAFETY: As in `open_io`. The original `string.rep` becomes upvalue 1 of
+    // `rep_entry`, as it expects, and the `string` table is popped at the end.
     unsafe {
         lua::get_field(l, globals, "string");
         let string = ffi::lua_gettop(l);
@@ -273,6 +297,12 @@ unsafe fn open_string(l: *mut lua_State, globals: c_int, allow: &Allow) {
 /// # Safety
 /// As for [`open_io`].
 unsafe fn open_package(l: *mut lua_State, globals: c_int, allow: &Allow, modules: &[Module]) {
+    // SAFETY: As in `open_io`. The searchers past the first are cleared from
+    // the end with raw sets on the table at `searchers`. Each module is
+    // compiled by `luaL_loadbufferx`, which protects itself; its chunk name is
+    // dropped before anything may raise, and the message for a module that does
+    // not compile moves into the Vm (`push_owned`) before it is joined with
+    // Lua's message and raised. `package` and `preload` are popped at the end.
     unsafe {
         lua::get_field(l, globals, "package");
         let package = ffi::lua_gettop(l);
@@ -331,6 +361,9 @@ unsafe fn open_math(l: *mut lua_State, globals: c_int, seed: Option<i64>) {
     let Some(seed) = seed else {
         return;
     };
+    // SAFETY: As in `open_io`. At setup `math.randomseed` is still the
+    // library's own C function; `lua_call` runs it with one integer, in the
+    // caller's protected mode.
     unsafe {
         lua::get_field(l, globals, "math");
         let math = ffi::lua_gettop(l);
@@ -343,6 +376,10 @@ unsafe fn open_math(l: *mut lua_State, globals: c_int, seed: Option<i64>) {
 
 /// Replaces `lib` with a table of stubs (and allowed originals), in both
 /// `_G` and `package.loaded`.
+///
+/// # Safety
+/// `l` is a live Vm-owned state in protected mode; `globals` and `loaded` are
+/// the absolute indices of `_G` and `package.loaded`, and `_G[lib]` is a table.
 unsafe fn replace_library(
     l: *mut lua_State,
     globals: c_int,
@@ -352,6 +389,14 @@ unsafe fn replace_library(
     allow: &Allow,
     keep: &[&str],
 ) {
+    // SAFETY: `original` and `table` are absolute indices of the tables this
+    // function pushed. Each name is read from `original` with a raw get, or
+    // replaced by a stub whose name moves into the Vm as it is pushed, and
+    // stored with a raw set; the new table then goes into `_G` and
+    // `package.loaded`, and `original` is popped. Pushes may raise a memory
+    // error inside the caller's protected call, with nothing owned on this
+    // frame: the `format!` that `allow.has` reads is dropped with the
+    // condition.
     unsafe {
         lua::get_field(l, globals, lib);
         let original = ffi::lua_gettop(l);
@@ -379,7 +424,17 @@ unsafe fn replace_library(
 
 /// `os.setlocale`: queries and the C locale go to the original; any other
 /// locale fails, as on a system that has none installed.
+///
+/// # Safety
+/// Called by Lua only, as the closure `open_os` makes (upvalue 1: the original
+/// `os.setlocale`).
 unsafe extern "C-unwind" fn setlocale_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls this closure on a live thread of a Vm-owned state
+    // inside a protected call. The argument checks raise as the original's do,
+    // with nothing owned: `categories` is an array of pointers to static
+    // strings ending with null, as `luaL_checkoption` requires. `string_bytes`
+    // reads argument 1 without converting, and `call_original` calls the
+    // original in upvalue 1.
     unsafe {
         // The arguments are checked here, as the original checks them, so
         // that a bad one is reported against `setlocale` at the caller's line.
@@ -407,7 +462,15 @@ unsafe extern "C-unwind" fn setlocale_entry(l: *mut lua_State) -> c_int {
 
 /// `debug.gethook`, hiding the sandbox's own count hook: a thread without a
 /// script hook reports none, as in the reference interpreter.
+///
+/// # Safety
+/// Called by Lua only, as the closure `open_debug` makes (upvalue 1: the
+/// original `debug.gethook`).
 unsafe extern "C-unwind" fn gethook_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls this closure on a live thread inside a protected call.
+    // `call_original` calls the original in upvalue 1 and leaves its results
+    // from index 1, where `string_bytes` reads the first without converting;
+    // `lua_settop` and the push of nil neither allocate nor raise.
     unsafe {
         lua::call_original(l, ffi::LUA_MULTRET);
         if lua::string_bytes(l, 1) == Some(b"external hook") {
@@ -424,7 +487,18 @@ unsafe extern "C-unwind" fn gethook_entry(l: *mut lua_State) -> c_int {
 /// called. The count hook raises a trip from inside a hook, where Lua has
 /// turned hooks off until the next protected boundary; a handler run at that
 /// moment would run unmetered.
+///
+/// # Safety
+/// Called by Lua only, as `xpcall`.
 unsafe extern "C-unwind" fn xpcall_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls this C function on a live thread of a Vm-owned state
+    // inside a protected call. `luaL_checktype` raises, with nothing owned,
+    // unless argument 2 is a function. The stack is then arranged as the
+    // reference's `luaB_xpcall` arranges it, within the slots Lua gives a C
+    // function: the guarded handler (a closure over the script's handler) at 2,
+    // then `true` and the function below the arguments. `lua_pcallk` runs the
+    // function with `finish_xpcall` as continuation and context 2, the context
+    // `finish_xpcall` is called with here.
     unsafe {
         let n = ffi::lua_gettop(l);
         ffi::luaL_checktype(l, 2, ffi::LUA_TFUNCTION);
@@ -439,11 +513,22 @@ unsafe extern "C-unwind" fn xpcall_entry(l: *mut lua_State) -> c_int {
     }
 }
 
+/// `xpcall`'s last step, after the protected call returns or as its
+/// continuation after a yield.
+///
+/// # Safety
+/// Called only by `xpcall_entry`, directly or as the continuation it gives
+/// `lua_pcallk`, with the context 2.
 unsafe extern "C-unwind" fn finish_xpcall(
     l: *mut lua_State,
     status: c_int,
     extra: ffi::lua_KContext,
 ) -> c_int {
+    // SAFETY: This runs on the live thread of an `xpcall` call with `true` at
+    // index 3 (see `xpcall_entry`). After an error the error value is on top,
+    // and the two pushes take free slots without allocating; otherwise the
+    // results sit above the `extra` values below them, as the reference's
+    // `finishpcall` counts. Nothing here raises.
     unsafe {
         if status != ffi::LUA_OK && status != ffi::LUA_YIELD {
             ffi::lua_pushboolean(l, 0);
@@ -454,7 +539,18 @@ unsafe extern "C-unwind" fn finish_xpcall(
     }
 }
 
+/// The message handler `xpcall_entry` installs: the script's handler, unless a
+/// limit has tripped.
+///
+/// # Safety
+/// Called by Lua only, as the closure `xpcall_entry` makes (upvalue 1: the
+/// script's handler).
 unsafe extern "C-unwind" fn guarded_handler(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls the handler on a live thread of a Vm-owned state with
+    // the error value as argument 1, so `Vm::from_state` is valid. `lua_settop`
+    // only drops values, and `call_original` calls the script's handler in
+    // upvalue 1 with the error value; whatever it raises is handled as Lua
+    // handles errors in a message handler, with nothing owned on this frame.
     unsafe {
         let vm = Vm::from_state(l);
         if vm.tripped().is_some() {
@@ -468,21 +564,46 @@ unsafe extern "C-unwind" fn guarded_handler(l: *mut lua_State) -> c_int {
 
 /// Pushes a function that raises `NAME is sandboxed`. The name moves into
 /// the Vm while it is pushed, since the push may raise a memory error.
+///
+/// # Safety
+/// `l` is a live Vm-owned state with a free slot. May raise a memory error.
 unsafe fn push_stub(l: *mut lua_State, name: impl Into<Vec<u8>>) {
+    // SAFETY: `l` is a live thread of a Vm-owned state with a free slot
+    // (caller), so `Vm::from_state` is valid, and `push_owned` keeps the name
+    // in the Vm while it is pushed. `lua_pushcclosure` makes it upvalue 1 of
+    // `stub_entry`, which expects a string there. A memory error leaves nothing
+    // owned on this frame.
     unsafe {
         Vm::from_state(l).push_owned(l, name);
         ffi::lua_pushcclosure(l, stub_entry, 1);
     }
 }
 
+/// A sandboxed name's stand-in; see [`stub_body`].
+///
+/// # Safety
+/// Called by Lua only, as the closure `push_stub` makes (upvalue 1: the name).
 unsafe extern "C-unwind" fn stub_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls a stub on a live thread of a Vm-owned state inside a
+    // protected call; `stub_body` pushes the tagged message and returns with
+    // nothing owned on its frame, so `lua_error` unwinds only frames without
+    // destructors.
     unsafe {
         let Raise = stub_body(l);
         ffi::lua_error(l)
     }
 }
 
+/// Pushes `NAME is sandboxed`, tagged [`Kind::Sandboxed`].
+///
+/// # Safety
+/// As for [`stub_entry`], from it.
 unsafe fn stub_body(l: *mut lua_State) -> Raise {
+    // SAFETY: Upvalue 1 is the name `push_stub` stored, a string, so `to_bytes`
+    // reads it without converting, and the closure keeps it alive while `name`
+    // is used. The message is built before anything is pushed and moves into
+    // the Vm through `raise_tagged`, which pushes it into the stub's free
+    // slots.
     unsafe {
         let name = lua::to_bytes(l, ffi::lua_upvalueindex(1)).unwrap_or_default();
         let msg = format!("{} is sandboxed", String::from_utf8_lossy(name));
@@ -490,7 +611,16 @@ unsafe fn stub_body(l: *mut lua_State) -> Raise {
     }
 }
 
+/// `string.rep`; see [`rep_body`].
+///
+/// # Safety
+/// Called by Lua only, as the closure `open_string` makes (upvalue 1: the
+/// original `string.rep`).
 unsafe extern "C-unwind" fn rep_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls this closure on a live thread of a Vm-owned state
+    // inside a protected call. `rep_body` returns `Err` only with the error
+    // pushed and nothing owned left on its frame, so `lua_error` unwinds only
+    // frames without destructors.
     unsafe {
         match rep_body(l) {
             Ok(n) => n,
@@ -501,7 +631,17 @@ unsafe extern "C-unwind" fn rep_entry(l: *mut lua_State) -> c_int {
 
 /// `string.rep` that refuses a result over the string limit before
 /// allocating anything, then defers to the original.
+///
+/// # Safety
+/// As for [`rep_entry`], from it.
 unsafe fn rep_body(l: *mut lua_State) -> Result<c_int, Raise> {
+    // SAFETY: The `luaL_check*`/`luaL_opt*` calls check the arguments as the
+    // original does (converting numbers in place, which may raise) while this
+    // frame owns nothing, and `Vm::from_state` is valid on the live thread. The
+    // sizes are computed in `u128`, which these operands cannot overflow. The
+    // refusals push a static message (`push_error`) or move theirs into the Vm
+    // (`raise_trip`) before anything can raise; otherwise `call_original` calls
+    // the original in upvalue 1 with the checked arguments.
     unsafe {
         let mut len = 0usize;
         let mut sep = 0usize;
@@ -537,7 +677,16 @@ unsafe fn rep_body(l: *mut lua_State) -> Result<c_int, Raise> {
     }
 }
 
+/// `load`; see [`load_body`].
+///
+/// # Safety
+/// Called by Lua only, as the closure `open_base` makes (upvalue 1: the
+/// original `load`).
 unsafe extern "C-unwind" fn load_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls this closure on a live thread of a Vm-owned state
+    // inside a protected call. `load_body` returns `Err` only with the error
+    // pushed and nothing owned left on its frame, so `lua_error` unwinds only
+    // frames without destructors.
     unsafe {
         match load_body(l) {
             Ok(n) => n,
@@ -548,7 +697,19 @@ unsafe extern "C-unwind" fn load_entry(l: *mut lua_State) -> c_int {
 
 /// `load` for text chunks only. Argument checks happen here so their
 /// messages name `load`; the original does the rest.
+///
+/// # Safety
+/// As for [`load_entry`], from it.
 unsafe fn load_body(l: *mut lua_State) -> Result<c_int, Raise> {
+    // SAFETY: `lua_isstring` and the `luaL_opt*`/`luaL_checktype` checks read
+    // or convert the arguments, and may raise while this frame owns nothing. A
+    // string chunk is read by `to_bytes` (a number is converted first, still
+    // owning nothing) while it is on the stack, and refusing it pushes a static
+    // message. For a reader function, argument 3 is a string or absent once
+    // `luaL_optlstring` has checked it, so `mode` borrows it while the new mode
+    // is built; `lua_settop` only adds nils, and the new mode moves into the Vm
+    // through `push_owned` before its push may raise. `call_original` calls the
+    // original in upvalue 1.
     unsafe {
         // Numbers count as strings here, as in the original `load`.
         let is_string = ffi::lua_isstring(l, 1) != 0;
@@ -581,7 +742,14 @@ unsafe fn load_body(l: *mut lua_State) -> Result<c_int, Raise> {
     }
 }
 
+/// `os.clock`; see [`Vm::cpu_seconds`].
+///
+/// # Safety
+/// Called by Lua only, as `os.clock`.
 unsafe extern "C-unwind" fn clock_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls this C function on a live thread of a Vm-owned state,
+    // so `Vm::from_state` is valid; pushing a number takes one of its free
+    // slots and neither allocates nor raises.
     unsafe {
         let vm = Vm::from_state(l);
         ffi::lua_pushnumber(l, vm.cpu_seconds());
@@ -589,7 +757,15 @@ unsafe extern "C-unwind" fn clock_entry(l: *mut lua_State) -> c_int {
     }
 }
 
+/// `os.exit`, when allowed; see [`exit_body`].
+///
+/// # Safety
+/// Called by Lua only, as `os.exit`.
 unsafe extern "C-unwind" fn exit_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls this C function on a live thread of a Vm-owned state
+    // inside a protected call. `exit_body` pushes the trip's message and
+    // returns with nothing owned on its frame, so `lua_error` unwinds only
+    // frames without destructors.
     unsafe {
         let Raise = exit_body(l);
         ffi::lua_error(l)
@@ -600,7 +776,14 @@ unsafe extern "C-unwind" fn exit_entry(l: *mut lua_State) -> c_int {
 /// (`true` or nothing is 0, `false` is 1), then ends the eval like a limit,
 /// so `pcall` cannot catch it and nothing runs after it. The eval succeeds
 /// with this exit code; the instance and the session go on.
+///
+/// # Safety
+/// As for [`exit_entry`], from it.
 unsafe fn exit_body(l: *mut lua_State) -> Raise {
+    // SAFETY: `lua_type`, `lua_toboolean` and `luaL_optinteger` read argument 1
+    // (the last raises for a bad one, with nothing owned), and `Vm::from_state`
+    // is valid on the live thread. The message moves into the Vm through
+    // `raise_trip`, which pushes it into a free slot.
     unsafe {
         let status = if ffi::lua_type(l, 1) == ffi::LUA_TBOOLEAN {
             if ffi::lua_toboolean(l, 1) != 0 { 0 } else { 1 }
@@ -614,7 +797,17 @@ unsafe fn exit_body(l: *mut lua_State) -> Raise {
     }
 }
 
+/// `collectgarbage`, with its arguments checked first.
+///
+/// # Safety
+/// Called by Lua only, as the closure `open_base` makes (upvalue 1: the
+/// original `collectgarbage`).
 unsafe extern "C-unwind" fn collectgarbage_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls this closure on a live thread of a Vm-owned state
+    // inside a protected call. `check_collector_options` raises only through
+    // lauxlib's checks, with nothing owned, and `call_original` calls the
+    // original in upvalue 1 with the checked arguments, returning all its
+    // results.
     unsafe {
         check_collector_options(l);
         lua::call_original(l, ffi::LUA_MULTRET)
@@ -630,7 +823,14 @@ const MAX_GC_STEPSIZE: i64 = 20;
 /// that errors name `collectgarbage` and no parameter can make the
 /// collector run away: negative parameters (which the reference stores into
 /// unsigned bytes) and a step size past [`MAX_GC_STEPSIZE`] are refused.
+///
+/// # Safety
+/// `l` runs `collectgarbage` (see [`collectgarbage_entry`]).
 unsafe fn check_collector_options(l: *mut lua_State) {
+    // SAFETY: `options` is an array of pointers to static strings ending with
+    // null, as `luaL_checkoption` requires, and it owns nothing. The lauxlib
+    // calls only read the arguments or raise an argument error, which unwinds
+    // this frame without leaking anything.
     unsafe {
         let options = [
             c"stop".as_ptr(),

@@ -145,7 +145,9 @@ impl Session {
             seed: config.deterministic.map(|(_, s)| s),
             vm: &vm,
         };
-        // SAFETY: the state is fresh and `setup` outlives the protected call.
+        // SAFETY: The state is fresh, so its stack is empty and has room for
+        // `protected`'s two values. `setup` lives on this frame, which the
+        // protected call always returns to, and `setup_entry` only reads it.
         let status = unsafe {
             lua::protected(
                 state,
@@ -167,13 +169,18 @@ impl Session {
                     ),
                 });
             }
-            // SAFETY: the error value is on top of the live state.
+            // SAFETY: A failed protected call leaves its error value on top of
+            // the live state. Setup raises only strings (its own messages, a
+            // module's compile error, Lua's memory error), so `to_bytes`
+            // converts nothing and cannot raise here, outside a protected
+            // call; the slice is copied before the stack changes.
             let msg =
                 unsafe { lua::to_bytes(state, -1) }.unwrap_or(b"error while creating the session");
             return Err(String::from_utf8_lossy(msg).into_owned());
         }
-        // SAFETY: the state is live; the hook is installed once setup is done
-        // so that library loading is not counted.
+        // SAFETY: The state is live, and `arm` only sets its hook fields. The
+        // hook is installed once setup is done so that library loading is not
+        // counted.
         unsafe { limits::arm(state) };
         Ok(Session { vm })
     }
@@ -183,8 +190,14 @@ impl Session {
         let vm = &*self.vm;
         let l = vm.state();
         self.begin();
-        // SAFETY: the state is live and owned by this session; all stack work
-        // below stays within the slots Lua guarantees (LUA_MINSTACK).
+        // SAFETY: The state is this session's and live, and no eval is running,
+        // so its stack is empty. Outside the protected calls, only calls that
+        // cannot raise are made: `lua_settop` (no to-be-closed variables),
+        // `arm`, pushing a light C function, `load` (protected by Lua itself),
+        // `set_inputs` (protected), `encode_values` (only reads) and `error`,
+        // whose value `message_handler` has made a string. `lua_pcall` catches
+        // whatever the script raises and leaves its results on the stack,
+        // grown as needed, for `encode_values` to read.
         let result = unsafe {
             ffi::lua_settop(l, 0);
             limits::arm(l);
@@ -235,8 +248,9 @@ impl Session {
         let vm = &*self.vm;
         vm.begin_eval();
         if vm.used_bytes() as u64 > vm.limits.max_memory_bytes / 2 {
-            // SAFETY: a live state with an empty stack; the collection runs
-            // in protected mode.
+            // SAFETY: Between evals the state is live and its stack empty,
+            // which leaves room for `protected`'s two values; the collection
+            // and the finalizers it runs raise only inside that protected call.
             unsafe { lua::protected(vm.state(), collect_entry, std::ptr::null_mut()) };
             vm.begin_eval();
         }
@@ -247,7 +261,9 @@ impl Session {
         let vm = &*self.vm;
         let l = vm.state();
         self.begin();
-        // SAFETY: a live state; loading is protected by Lua itself.
+        // SAFETY: The state is this session's and live, and its stack is empty
+        // between evals. `lua_settop` closes no to-be-closed variable, and
+        // `load` raises nothing: Lua runs the parser in its own protected call.
         let result = unsafe {
             ffi::lua_settop(l, 0);
             let result = self.load(l, code, chunk);
@@ -262,6 +278,9 @@ impl Session {
     /// A leading UTF-8 byte-order mark is skipped, and a first line that
     /// starts with `#` is blanked (its newline kept, so lines keep their
     /// numbers), as `lua` does for script files.
+    ///
+    /// # Safety
+    /// `l` is this session's state, with a free slot. Never raises.
     unsafe fn load(&self, l: *mut lua_State, code: &[u8], chunk: &str) -> Result<(), Error> {
         let code = code.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(code);
         let code = if code.first() == Some(&b'#') {
@@ -270,7 +289,10 @@ impl Session {
             code
         };
         let name = lua::cstring(&format!("@{chunk}"));
-        // SAFETY: the caller's state is live; loading is protected.
+        // SAFETY: `luaL_loadbufferx` runs the parser inside Lua's own protected
+        // call and reports errors as a status, so it raises nothing here.
+        // `code` and the NUL-terminated `name` outlive the call, and the mode
+        // "t" refuses binary chunks.
         let status = unsafe {
             ffi::luaL_loadbufferx(
                 l,
@@ -286,7 +308,9 @@ impl Session {
         // A failed load is a syntax error (Lua's parser limits included),
         // unless one of the guest's limits refused memory or a string.
         let vm = &*self.vm;
-        // SAFETY: the error value is on top.
+        // SAFETY: A failed load leaves its error message on top: the parser's
+        // message or Lua's memory error, both strings, which `error_text` reads
+        // without converting.
         let message = unsafe { error_text(l) };
         Err(match vm.tripped() {
             Some(trip) => self.error_from(trip.kind, trip.message.into_owned(), None, chunk),
@@ -296,6 +320,9 @@ impl Session {
     }
 
     /// Sets each input as a global, in a protected call.
+    ///
+    /// # Safety
+    /// `l` is this session's state, with an empty stack. Never raises.
     unsafe fn set_inputs(
         &self,
         l: *mut lua_State,
@@ -335,14 +362,18 @@ impl Session {
             max_depth: vm.limits.max_value_depth,
             error: None,
         };
-        // SAFETY: `job` lives on this frame, which the protected call never
-        // unwinds; the entry point only borrows it.
+        // SAFETY: `job` lives on this frame, which the protected call always
+        // returns to, and nothing else touches it until then; `inputs_entry`
+        // only borrows it. The caller's state has an empty stack, with room
+        // for `protected`'s two values.
         let status =
             unsafe { lua::protected(l, inputs_entry, (&mut job as *mut Inputs).cast::<c_void>()) };
         if status == ffi::LUA_OK {
             return Ok(());
         }
-        // SAFETY: the error value is on top.
+        // SAFETY: Without a conversion error the failed protected call holds a
+        // memory error, Lua's own string, which `error_text` reads without
+        // converting.
         let message = job.error.unwrap_or_else(|| unsafe { error_text(l) });
         Err(match vm.tripped() {
             Some(trip) => self.error_from(trip.kind, trip.message.into_owned(), None, chunk),
@@ -355,8 +386,18 @@ impl Session {
     /// message the guest itself raised (sandboxed names, capabilities).
     /// Nothing is read from the text of a script's own error, so no script
     /// can forge a limit.
+    ///
+    /// # Safety
+    /// `l` is this session's state with the error value of `status` on top,
+    /// as `lua_pcall` with [`message_handler`] leaves it: a string. Never
+    /// raises.
     unsafe fn error(&self, l: *mut lua_State, status: c_int, chunk: &str) -> Error {
         let vm = &*self.vm;
+        // SAFETY: The caller leaves the error value of the eval's `lua_pcall`
+        // on top, which `message_handler` has made a string (Lua's memory
+        // errors and "error in error handling" are strings already), so
+        // `error_text` converts nothing and cannot raise outside a protected
+        // call.
         let message = unsafe { error_text(l) };
         let traceback = vm.traceback.take();
         if let Some(trip) = vm.tripped() {
@@ -420,7 +461,13 @@ fn split_position(message: &str, chunk: &str) -> Option<(String, u32)> {
     None
 }
 
+/// `lua.c`'s description of an error value that is not a string.
+///
+/// # Safety
+/// `l` is a live state with the error value on top.
 unsafe fn describe_error_object(l: *mut lua_State) -> String {
+    // SAFETY: `lua_type` reads the value on top of the live state, and
+    // `lua_typename` returns a static NUL-terminated name for the tag it gives.
     unsafe {
         let t = ffi::lua_type(l, -1);
         let name = std::ffi::CStr::from_ptr(ffi::lua_typename(l, t))
@@ -431,14 +478,32 @@ unsafe fn describe_error_object(l: *mut lua_State) -> String {
 }
 
 /// A full collection (finalizers included) in protected mode.
+///
+/// # Safety
+/// Called by [`lua::protected`] on a live Vm-owned state.
 unsafe extern "C-unwind" fn collect_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: `protected` runs this as a C function on the live main thread. A
+    // full collection may run finalizers, which execute under Lua's own
+    // protection; a memory error during the collection is caught by
+    // `protected`, and this frame owns nothing.
     unsafe {
         ffi::lua_gc(l, ffi::LUA_GCCOLLECT, 0);
         0
     }
 }
 
+/// Opens the libraries, applies the sandbox and installs the capabilities.
+///
+/// # Safety
+/// Called by [`lua::protected`] on a fresh Vm-owned state, with a pointer
+/// to a [`Setup`] that outlives the call.
 unsafe extern "C-unwind" fn setup_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: `protected` passes a pointer to the `Setup` on
+    // `Session::create`'s frame, which outlives this call, as the only
+    // argument; it is read as a shared reference. `lua_settop` then leaves the
+    // stack empty, as `sandbox::open` requires, and both setup steps run in the
+    // protected mode they need. The error raised when the stream is missing is
+    // a static string, so nothing owned is on this frame.
     unsafe {
         let setup = &*(ffi::lua_touserdata(l, 1) as *const Setup);
         ffi::lua_settop(l, 0);
@@ -454,7 +519,17 @@ unsafe extern "C-unwind" fn setup_entry(l: *mut lua_State) -> c_int {
 
 /// The eval's message handler: renders the error object as `lua.c` does and
 /// records a traceback.
+///
+/// # Safety
+/// Called by Lua as the message handler of an eval's `lua_pcall`.
 unsafe extern "C-unwind" fn message_handler(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls the handler on the live thread of a Vm-owned state that
+    // raised, inside the eval's protected call, with the error value as
+    // argument 1 and free slots. `lua_tolstring` may convert a number in place,
+    // and `luaL_callmeta` may run a `__tostring` metamethod; both may raise,
+    // with nothing owned on this frame. `luaL_traceback` pushes one string,
+    // which `to_bytes` reads without converting, and its copy moves into the Vm
+    // before `lua_settop`, which cannot raise.
     unsafe {
         if ffi::lua_tolstring(l, 1, std::ptr::null_mut()).is_null() {
             if ffi::luaL_callmeta(l, 1, c"__tostring".as_ptr()) == 0
@@ -478,7 +553,17 @@ unsafe extern "C-unwind" fn message_handler(l: *mut lua_State) -> c_int {
 
 /// The error value on top of the stack as text (without converting it in
 /// place), or `lua.c`'s description of a value that is not a string.
+///
+/// # Safety
+/// `l` is a live state with the error value on top. A number there is
+/// converted in place, which allocates and may raise, so outside a protected
+/// call the value must not be one; Lua's own errors and the guest's are
+/// strings, and `message_handler` turns a script's into one.
 unsafe fn error_text(l: *mut lua_State) -> String {
+    // SAFETY: The error value is on top of the live state (caller). A string is
+    // read without converting, a number is converted in place only where the
+    // caller allows a raise, and anything else is only described; the bytes are
+    // copied while the value is on the stack.
     unsafe {
         match lua::string_bytes(l, -1) {
             Some(m) => String::from_utf8_lossy(m).into_owned(),
@@ -498,7 +583,18 @@ struct Inputs<'a> {
     error: Option<String>,
 }
 
+/// Pushes each input and sets it as a global.
+///
+/// # Safety
+/// Called by [`lua::protected`] on a live Vm-owned state, with a pointer to
+/// an [`Inputs`] that outlives the call and is not otherwise used during it.
 unsafe extern "C-unwind" fn inputs_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: `protected` passes a pointer to the `Inputs` on `set_inputs`'
+    // frame, which outlives this call and is not otherwise used until it
+    // returns, so a unique reference to it is sound. Each input needs the
+    // globals table plus what `push_received` makes room for. On a conversion
+    // error the message moves into `job` before `lua_error`; the loop's
+    // iterator owns nothing, so the raise leaks nothing.
     unsafe {
         let job = &mut *(ffi::lua_touserdata(l, 1) as *mut Inputs);
         ffi::lua_settop(l, 0);

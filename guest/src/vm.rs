@@ -99,7 +99,7 @@ pub struct Vm {
     /// Owned bytes that are being pushed onto the Lua stack. A push can raise
     /// a memory error, which unwinds without running Rust destructors, so
     /// anything that owns heap memory while Lua may raise lives here: the
-    /// next [`Vm::stash`] or eval frees it.
+    /// next [`Vm::push_owned`] or eval frees it.
     scratch: UnsafeCell<Vec<u8>>,
     /// Capability replies while they are converted to Lua values, innermost
     /// last, for the same reason: each is boxed and freed by
@@ -160,6 +160,13 @@ impl Vm {
     /// # Safety
     /// `l` belongs to a state created by [`Vm::new`] that is still open.
     pub unsafe fn from_state<'a>(l: *mut lua_State) -> &'a Vm {
+        // SAFETY: Every thread of a state shares its allocator, and the caller
+        // passes a thread of an open state from `Vm::new`, whose allocator's
+        // user data is that boxed Vm. The Box keeps the Vm at one address until
+        // it is dropped, and `Drop` closes the state before freeing anything,
+        // so the Vm outlives every `l` and the reference. All the Vm's mutable
+        // fields are `Cell`s, `RefCell`s or `UnsafeCell`s, so shared references
+        // to it may coexist.
         unsafe {
             let mut ud: *mut c_void = ptr::null_mut();
             ffi::lua_getallocf(l, &mut ud);
@@ -180,7 +187,9 @@ impl Vm {
         if let Some(stdout) = self.stdout.get() {
             stdout.reset();
         }
-        // SAFETY: no push from the scratch slot is in progress between evals.
+        // SAFETY: `begin_eval` runs from the session between evals, never from
+        // inside a Lua call, so no `push_owned` is using the slot while it is
+        // replaced.
         unsafe {
             *self.scratch.get() = Vec::new();
         }
@@ -194,6 +203,14 @@ impl Vm {
     /// `l` is a live thread of this Vm's state with a free stack slot. May
     /// raise a memory error.
     pub unsafe fn push_owned(&self, l: *mut lua_State, bytes: impl Into<Vec<u8>>) {
+        // SAFETY: The bytes stay in the Vm until `lua_pushlstring` has copied
+        // them, so if the push raises a memory error nothing owned is left on
+        // this frame, and the next push or eval frees them. No reference into
+        // `scratch` is held across the call: the copy happens before the push
+        // may run a garbage-collector step, whose finalizers can call a guest
+        // function that pushes through this slot again. Such a nested push
+        // replaces the bytes only after they have been copied, and `begin_eval`
+        // never runs while Lua does.
         unsafe {
             let slot = self.scratch.get();
             *slot = bytes.into();
@@ -257,6 +274,11 @@ impl Vm {
             Some(trip) => (trip.message.as_ptr(), trip.message.len()),
             None => return false,
         };
+        // SAFETY: `ptr` and `len` describe the message of the trip recorded in
+        // the Vm, which stays in place until the next eval (a trip is set at
+        // most once per eval), so it is still live while `lua_pushlstring`
+        // copies it. The caller guarantees a free slot on a live thread of this
+        // Vm's state.
         unsafe { ffi::lua_pushlstring(l, ptr.cast(), len) };
         true
     }
@@ -342,8 +364,10 @@ impl Drop for Vm {
     fn drop(&mut self) {
         let state = self.state.replace(ptr::null_mut());
         if !state.is_null() {
-            // SAFETY: the state was created by `Vm::new` and is closed once;
-            // the allocator's user data (this Vm) is still alive.
+            // SAFETY: The state was created by `Vm::new` and is closed once,
+            // here. The Vm is still in place while `lua_close` frees the
+            // state's objects through the allocator and runs pending
+            // finalizers, which reach the Vm through the allocator's user data.
             unsafe { ffi::lua_close(state) };
         }
         // After the state: closing it runs finalizers, which may call
@@ -361,6 +385,11 @@ fn layout(size: usize) -> Layout {
 ///
 /// For a new object Lua passes its type tag in `osize`, which is how string
 /// objects are told apart and refused before they are allocated.
+///
+/// # Safety
+/// Called by Lua only, as the allocator of a state [`Vm::new`] made: `ud` is
+/// the Vm, and `block` is null or a block of `osize` bytes that this allocator
+/// returned.
 unsafe extern "C" fn allocate(
     ud: *mut c_void,
     block: *mut c_void,
