@@ -340,3 +340,44 @@ async fn capability_names_are_validated() {
         .unwrap_err();
     assert!(err.to_string().contains("registered twice"), "{err}");
 }
+
+/// A `__gc` finalizer that calls a capability can run while another
+/// capability's reply is being turned into Lua values (a collection step
+/// during that conversion). The inner call must not overwrite or free the
+/// outer reply: every entry of the big record reads back intact.
+#[tokio::test]
+async fn a_capability_called_by_a_finalizer_leaves_the_outer_reply_intact() {
+    let big: Vec<_> = (0..3000)
+        .map(|i| json!({ "k": format!("a{i}"), "v": [i] }))
+        .collect();
+    let records =
+        Records::from_json(&json!({ "a": big, "b": { "k": "b", "v": [0, 1, 2] } }).to_string())
+            .unwrap();
+    let sb = moonbox::Sandbox::builder()
+        .capability(records.capability())
+        .limits(Limits {
+            max_instructions: 100_000_000,
+            ..Limits::default()
+        })
+        .build()
+        .unwrap();
+    let code = r#"
+        local calls = 0
+        local mt = { __gc = function() calls = calls + 1; local r = records.get("b") end }
+        collectgarbage("incremental", 0, 1000)
+        local bad = 0
+        for round = 1, 10 do
+            for i = 1, 50 do setmetatable({}, mt) end
+            local big = records.get("a")
+            for i = 1, 3000 do
+                local e = big[i]
+                if type(e) ~= "table" or e.k ~= "a" .. (i - 1)
+                    or type(e.v) ~= "table" or e.v[1] ~= i - 1 then
+                    bad = bad + 1
+                end
+            end
+        end
+        return calls > 0, bad
+    "#;
+    assert_eq!(values(&sb, code).await, [json!(true), json!(0)]);
+}
