@@ -674,3 +674,50 @@ fn a_file_that_returns_a_function_is_told_how_to_run() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "loaded\n");
 }
+
+/// The command caches compiled code in MOONBOX_CACHE_DIR; a directory
+/// others can write is refused with a message naming the variable, and an
+/// empty value turns the cache off.
+#[cfg(unix)]
+#[test]
+fn the_cache_directory_is_private_or_refused() {
+    use std::os::unix::fs::PermissionsExt;
+    let run = |cache: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_moonbox"))
+            .args(["run", "examples/hello.lua"])
+            .current_dir(root())
+            .env("MOONBOX_CACHE_DIR", cache)
+            .output()
+            .expect("the moonbox binary runs")
+    };
+    let base = std::env::temp_dir().join(format!("moonbox-cli-cache-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&base);
+
+    let private = base.join("private");
+    let out = run(&private);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let cached = std::fs::read_dir(&private)
+        .expect("the cache is created")
+        .count();
+    assert_eq!(cached, 1, "one compiled guest is cached");
+    let mode = std::fs::metadata(&private).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+
+    let shared = base.join("shared");
+    std::fs::create_dir_all(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = run(&shared);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("writable by other users"), "{err}");
+    assert!(err.contains("set MOONBOX_CACHE_DIR"), "{err}");
+    assert_eq!(
+        std::fs::read_dir(&shared).unwrap().count(),
+        0,
+        "nothing was written"
+    );
+
+    let out = run(Path::new(""));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    std::fs::remove_dir_all(&base).unwrap();
+}
