@@ -7,7 +7,7 @@ use std::ffi::c_int;
 use crate::json;
 use crate::limits::raise_tagged;
 use crate::lua::{self, Raise, ffi, lua_State};
-use crate::vm::{Capability, Kind, Vm};
+use crate::vm::{Capability, ErrorKind, Vm};
 use crate::wit::capabilities;
 
 const KEYWORDS: &[&str] = &[
@@ -165,7 +165,7 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
             .ok()
             .and_then(|i| vm.capabilities.get(i))
         else {
-            return Err(raise_tagged(l, Kind::Capability, "unknown capability"));
+            return Err(raise_tagged(l, ErrorKind::Capability, "unknown capability"));
         };
         let n = ffi::lua_gettop(l);
         let got = u32::try_from(n).unwrap_or(0);
@@ -175,7 +175,7 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
                 cap.name,
                 arity(cap.min_args, cap.max_args)
             );
-            return Err(raise_tagged(l, Kind::Capability, msg));
+            return Err(raise_tagged(l, ErrorKind::Capability, msg));
         }
         // Charged before anything is built, so that no owned value is alive
         // if the charge raises.
@@ -188,7 +188,7 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
                 Ok(value) => args.push(value),
                 Err(msg) => {
                     drop(args);
-                    return Err(raise_tagged(l, Kind::Capability, msg));
+                    return Err(raise_tagged(l, ErrorKind::Capability, msg));
                 }
             }
         }
@@ -203,7 +203,7 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
         };
         let received = match received {
             Ok(received) => received,
-            Err(msg) => return Err(raise_tagged(l, Kind::Capability, msg)),
+            Err(msg) => return Err(raise_tagged(l, ErrorKind::Capability, msg)),
         };
         // The reply is owned by the Vm while it becomes Lua values: a memory
         // error while pushing unwinds past this frame.
@@ -213,7 +213,7 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
         vm.release_reply(reply);
         if let Err(msg) = pushed {
             let msg = format!("{}: result {msg}", cap.name);
-            return Err(raise_tagged(l, Kind::Capability, msg));
+            return Err(raise_tagged(l, ErrorKind::Capability, msg));
         }
         Ok(1)
     }

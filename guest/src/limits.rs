@@ -18,7 +18,7 @@
 use std::ffi::c_int;
 
 use crate::lua::{self, Raise, ffi, lua_State};
-use crate::vm::{Kind, Vm};
+use crate::vm::{ErrorKind, Kind, Vm};
 
 /// Instructions between two runs of the hook.
 pub const STEP: c_int = 1000;
@@ -97,7 +97,7 @@ pub unsafe fn charge(l: *mut lua_State, cost: u64) -> bool {
                 lua::position(l, 1),
                 vm.limits.max_instructions
             );
-            return raise_trip(l, vm, Kind::InstructionLimit, message);
+            return raise_trip(l, vm, Kind::Error(ErrorKind::InstructionLimit), message);
         }
         false
     }
@@ -171,7 +171,7 @@ unsafe fn hook_body(l: *mut lua_State) -> bool {
                 lua::position(l, 0),
                 limits.max_instructions
             );
-            return raise_trip(l, vm, Kind::InstructionLimit, message);
+            return raise_trip(l, vm, Kind::Error(ErrorKind::InstructionLimit), message);
         }
         let depth = c_int::try_from(limits.max_call_depth).unwrap_or(c_int::MAX);
         let mut ar: ffi::lua_Debug = std::mem::zeroed();
@@ -181,7 +181,7 @@ unsafe fn hook_body(l: *mut lua_State) -> bool {
                 lua::position(l, 0),
                 limits.max_call_depth
             );
-            return raise_trip(l, vm, Kind::CallDepth, message);
+            return raise_trip(l, vm, Kind::Error(ErrorKind::CallDepth), message);
         }
         false
     }
@@ -211,7 +211,7 @@ pub unsafe fn raise_trip(l: *mut lua_State, vm: &Vm, kind: Kind, message: String
 ///
 /// # Safety
 /// `l` is a live Vm-owned state inside a C function.
-pub unsafe fn raise_tagged(l: *mut lua_State, kind: Kind, msg: impl Into<Vec<u8>>) -> Raise {
+pub unsafe fn raise_tagged(l: *mut lua_State, kind: ErrorKind, msg: impl Into<Vec<u8>>) -> Raise {
     // SAFETY: The caller is a C function on a live thread of a Vm-owned state,
     // so `Vm::from_state` is valid and there are free slots for the position
     // and the message that `lua_concat` then joins. The message moves into the

@@ -11,7 +11,7 @@
 use std::ffi::{c_char, c_int, c_void};
 
 use crate::lua::{self, Raise, ffi, lua_State};
-use crate::vm::{Kind, Vm};
+use crate::vm::{ErrorKind, Kind, Vm};
 use crate::wit::output;
 
 /// Writes `bytes` to the host's stream, counting them against
@@ -31,7 +31,7 @@ pub fn write(vm: &Vm, bytes: &[u8], position: impl FnOnce() -> String) -> bool {
         }
         vm.output_bytes.set(max);
         vm.trip(
-            Kind::OutputLimit,
+            Kind::Error(ErrorKind::OutputLimit),
             format!(
                 "{}output limit exceeded (max-output-bytes is {max})",
                 position()

@@ -7,7 +7,7 @@ use std::ffi::c_int;
 
 use crate::limits::raise_tagged;
 use crate::lua::{self, Raise, ffi, lua_State};
-use crate::vm::{Kind, Vm};
+use crate::vm::{ErrorKind, Kind, Vm};
 
 /// `io` functions that may be named in `allow`. All but [`IO_DEFAULT`] are
 /// sandboxed unless `io` or `io.NAME` is allowed.
@@ -594,7 +594,7 @@ unsafe extern "C-unwind" fn stub_entry(l: *mut lua_State) -> c_int {
     }
 }
 
-/// Pushes `NAME is sandboxed`, tagged [`Kind::Sandboxed`].
+/// Pushes `NAME is sandboxed`, tagged [`ErrorKind::Sandboxed`].
 ///
 /// # Safety
 /// As for [`stub_entry`], from it.
@@ -607,7 +607,7 @@ unsafe fn stub_body(l: *mut lua_State) -> Raise {
     unsafe {
         let name = lua::to_bytes(l, ffi::lua_upvalueindex(1)).unwrap_or_default();
         let msg = format!("{} is sandboxed", String::from_utf8_lossy(name));
-        raise_tagged(l, Kind::Sandboxed, msg)
+        raise_tagged(l, ErrorKind::Sandboxed, msg)
     }
 }
 
@@ -668,7 +668,7 @@ unsafe fn rep_body(l: *mut lua_State) -> Result<c_int, Raise> {
                     "{}string.rep would make a string of {total} bytes, over the limit of {max} (max-string-bytes)",
                     lua::position(l, 1)
                 );
-                crate::limits::raise_trip(l, vm, Kind::StringSize, message);
+                crate::limits::raise_trip(l, vm, Kind::Error(ErrorKind::StringSize), message);
                 return Err(Raise);
             }
         }
@@ -721,7 +721,7 @@ unsafe fn load_body(l: *mut lua_State) -> Result<c_int, Raise> {
                 // `load` reports every refused chunk as `fail, message`; a
                 // script that raises it (`assert(load(...))`) ends sandboxed.
                 let message = b"load of binary chunks is sandboxed";
-                Vm::from_state(l).tag(message, Kind::Sandboxed);
+                Vm::from_state(l).tag(message, ErrorKind::Sandboxed);
                 ffi::lua_pushnil(l);
                 lua::push_bytes(l, message);
                 return Ok(2);

@@ -4,7 +4,8 @@ use std::ffi::{c_int, c_void};
 
 use crate::lua::{self, ffi, lua_State};
 use crate::sandbox::{self, Allow, Module};
-use crate::vm::{self, Capability, Kind, Limits, Vm};
+use crate::vm::{self, Capability, ErrorKind, Kind, Limits, Vm};
+use crate::wit::Stats;
 use crate::{capability, json, limits};
 
 /// A structured error, before it becomes the WIT record.
@@ -15,15 +16,6 @@ pub struct Error {
     pub chunk: String,
     pub line: Option<u32>,
     pub traceback: Option<String>,
-}
-
-/// What an eval cost.
-#[derive(Debug, Clone, Copy)]
-pub struct Stats {
-    pub instructions: u64,
-    pub peak_memory_bytes: u64,
-    pub capability_calls: u32,
-    pub output_bytes: u64,
 }
 
 /// How an eval that did not fail ended.
@@ -159,7 +151,7 @@ impl Session {
             if let Some(trip) = vm.tripped() {
                 // Name the limit that was really too small.
                 return Err(match trip.kind {
-                    Kind::StringSize => format!(
+                    Kind::Error(ErrorKind::StringSize) => format!(
                         "max-string-bytes ({}) is too small to open the Lua libraries and modules",
                         config.limits.max_string_bytes
                     ),
@@ -216,7 +208,7 @@ impl Session {
                 let top = ffi::lua_gettop(l);
                 json::encode_values(l, 2, top, "result", &vm.limits)
                     .map(Finished::Returned)
-                    .map_err(|msg| located(Kind::InvalidValue, msg, None, chunk))
+                    .map_err(|msg| located(Kind::Error(ErrorKind::InvalidValue), msg, None, chunk))
             });
             ffi::lua_settop(l, 0);
             result
@@ -314,8 +306,10 @@ impl Session {
         let message = unsafe { error_text(l) };
         Err(match vm.tripped() {
             Some(trip) => self.error_from(trip.kind, trip.message.into_owned(), None, chunk),
-            None if status == ffi::LUA_ERRMEM => located(Kind::MemoryLimit, message, None, chunk),
-            None => located(Kind::Syntax, message, None, chunk),
+            None if status == ffi::LUA_ERRMEM => {
+                located(Kind::Error(ErrorKind::MemoryLimit), message, None, chunk)
+            }
+            None => located(Kind::Error(ErrorKind::Syntax), message, None, chunk),
         })
     }
 
@@ -335,7 +329,7 @@ impl Session {
         for input in inputs {
             if !capability::is_identifier(&input.name) {
                 return Err(located(
-                    Kind::InvalidValue,
+                    Kind::Error(ErrorKind::InvalidValue),
                     format!("input name '{}' is not a Lua identifier", input.name),
                     None,
                     chunk,
@@ -349,7 +343,7 @@ impl Session {
                 Ok(value) => received.push((input.name.as_str(), value)),
                 Err(e) => {
                     return Err(located(
-                        Kind::InvalidValue,
+                        Kind::Error(ErrorKind::InvalidValue),
                         format!("input '{}' is {e}", input.name),
                         None,
                         chunk,
@@ -377,7 +371,7 @@ impl Session {
         let message = job.error.unwrap_or_else(|| unsafe { error_text(l) });
         Err(match vm.tripped() {
             Some(trip) => self.error_from(trip.kind, trip.message.into_owned(), None, chunk),
-            None => located(Kind::InvalidValue, message, None, chunk),
+            None => located(Kind::Error(ErrorKind::InvalidValue), message, None, chunk),
         })
     }
 
@@ -405,8 +399,10 @@ impl Session {
             return self.error_from(trip.kind, trip.message.into_owned(), traceback, chunk);
         }
         let kind = match status {
-            ffi::LUA_ERRMEM => Kind::MemoryLimit,
-            _ => vm.tagged_kind(message.as_bytes()).unwrap_or(Kind::Runtime),
+            ffi::LUA_ERRMEM => Kind::Error(ErrorKind::MemoryLimit),
+            _ => vm
+                .tagged_kind(message.as_bytes())
+                .map_or(Kind::Error(ErrorKind::Runtime), Kind::Error),
         };
         self.error_from(kind, message, traceback, chunk)
     }

@@ -23,33 +23,15 @@ const ALIGN: usize = 8;
 /// terminating NUL), so that the string limit counts characters.
 const STRING_OVERHEAD: usize = 32;
 
-/// Why an eval or check stopped; the WIT `error-kind`, plus `Exit` for an
+pub use crate::wit::{ErrorKind, Limits};
+
+/// Why an eval or check stopped: an error of a WIT `error-kind`, or an
 /// allowed `os.exit`, which ends the eval like a limit but is a success.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
-    Syntax,
-    Runtime,
-    Sandboxed,
-    Capability,
-    InstructionLimit,
-    CallDepth,
-    MemoryLimit,
-    StringSize,
-    OutputLimit,
-    InvalidValue,
+    Error(ErrorKind),
     /// `os.exit(code)`, when allowed.
     Exit(i32),
-}
-
-/// The guest's deterministic limits; mirrors the WIT `limits` record.
-#[derive(Clone, Copy, Debug)]
-pub struct Limits {
-    pub max_instructions: u64,
-    pub max_call_depth: u32,
-    pub max_string_bytes: u64,
-    pub max_memory_bytes: u64,
-    pub max_output_bytes: u64,
-    pub max_value_depth: u32,
 }
 
 /// A capability as the guest knows it.
@@ -93,7 +75,7 @@ pub struct Vm {
     /// The last error message raised by the guest's own functions, with the
     /// kind it stands for (sandboxed, capability). If the eval ends with this
     /// exact message, that is its kind.
-    tagged: RefCell<Option<(Vec<u8>, Kind)>>,
+    tagged: RefCell<Option<(Vec<u8>, ErrorKind)>>,
     /// Traceback captured by the message handler for the current error.
     pub traceback: RefCell<Option<String>>,
     /// Owned bytes that are being pushed onto the Lua stack. A push can raise
@@ -332,14 +314,14 @@ impl Vm {
     }
 
     /// Remembers that the guest itself is raising `message` for `kind`.
-    pub fn tag(&self, message: &[u8], kind: Kind) {
+    pub fn tag(&self, message: &[u8], kind: ErrorKind) {
         self.tagged.replace(Some((message.to_vec(), kind)));
     }
 
     /// The kind the guest tagged `message` with: the message is the tagged
     /// one, possibly re-raised with a `chunk:line: ` position in front (as
     /// `assert` and `error` do).
-    pub fn tagged_kind(&self, message: &[u8]) -> Option<Kind> {
+    pub fn tagged_kind(&self, message: &[u8]) -> Option<ErrorKind> {
         match &*self.tagged.borrow() {
             Some((tagged, kind)) if message.ends_with(tagged) => {
                 let prefix = &message[..message.len() - tagged.len()];
@@ -411,7 +393,7 @@ unsafe extern "C" fn allocate(
         let max = vm.limits.max_string_bytes;
         if nsize.saturating_sub(STRING_OVERHEAD) as u64 > max {
             vm.trip(
-                Kind::StringSize,
+                Kind::Error(ErrorKind::StringSize),
                 format!("string length exceeds the limit of {max} bytes (max-string-bytes)"),
             );
             return ptr::null_mut();
@@ -426,7 +408,7 @@ unsafe extern "C" fn allocate(
             // uncatchable. The limit therefore also counts garbage that a
             // collection would have freed.
             vm.trip(
-                Kind::MemoryLimit,
+                Kind::Error(ErrorKind::MemoryLimit),
                 format!(
                     "not enough memory (the Lua heap is limited to {} bytes by max-memory-bytes)",
                     vm.limits.max_memory_bytes
@@ -448,7 +430,7 @@ unsafe extern "C" fn allocate(
         // memory limit too, and it must not be catchable.
         // A static message: nothing more can be allocated now.
         vm.trip(
-            Kind::MemoryLimit,
+            Kind::Error(ErrorKind::MemoryLimit),
             "not enough memory (the sandbox's linear memory is exhausted)",
         );
         return ptr::null_mut();

@@ -4,7 +4,8 @@
 //! The generated code stays in this module. The rest of the guest uses only
 //! what is re-exported here: the `output` import (the script's output
 //! stream), the `capabilities` import (host capability calls) and the WIT
-//! `value` type.
+//! types it shares with the contract (`value`, `error-kind`, `limits`,
+//! `stats`).
 
 mod bindings {
     wit_bindgen::generate!({
@@ -18,7 +19,7 @@ pub(crate) use bindings::moonbox::sandbox::{capabilities, output};
 use bindings::exports::moonbox::sandbox::lua::{Guest, GuestSession, Session as SessionHandle};
 use bindings::moonbox::sandbox::types;
 
-pub use types::Value;
+pub use types::{ErrorKind, Limits, Stats, Value};
 
 use crate::sandbox;
 use crate::session::{self, Finished};
@@ -35,16 +36,8 @@ struct GuestSessionImpl(session::Session);
 
 impl GuestSession for GuestSessionImpl {
     fn create(config: types::Config) -> Result<SessionHandle, String> {
-        let l = config.limits;
         let config = session::Config {
-            limits: vm::Limits {
-                max_instructions: l.max_instructions,
-                max_call_depth: l.max_call_depth,
-                max_string_bytes: l.max_string_bytes,
-                max_memory_bytes: l.max_memory_bytes,
-                max_output_bytes: l.max_output_bytes,
-                max_value_depth: l.max_value_depth,
-            },
+            limits: config.limits,
             allow: config.allow,
             modules: config
                 .modules
@@ -79,12 +72,7 @@ impl GuestSession for GuestSessionImpl {
             })
             .collect();
         let outcome = self.0.eval(&request.code, &request.chunk_name, &inputs);
-        let stats = types::Stats {
-            instructions: outcome.stats.instructions,
-            peak_memory_bytes: outcome.stats.peak_memory_bytes,
-            capability_calls: outcome.stats.capability_calls,
-            output_bytes: outcome.stats.output_bytes,
-        };
+        let stats = outcome.stats;
         match outcome.result {
             Ok(Finished::Returned(values)) => Ok(types::Success {
                 values,
@@ -109,20 +97,11 @@ impl GuestSession for GuestSessionImpl {
 }
 
 fn to_wit_error(e: session::Error) -> types::LuaError {
-    use types::ErrorKind as K;
     let kind = match e.kind {
-        Kind::Syntax => K::Syntax,
-        Kind::Runtime => K::Runtime,
-        Kind::Sandboxed => K::Sandboxed,
-        Kind::Capability => K::Capability,
-        Kind::InstructionLimit => K::InstructionLimit,
-        Kind::CallDepth => K::CallDepth,
-        Kind::MemoryLimit => K::MemoryLimit,
-        Kind::StringSize => K::StringSize,
-        Kind::OutputLimit => K::OutputLimit,
-        Kind::InvalidValue => K::InvalidValue,
-        // `eval` turns an exit into a success before it gets here.
-        Kind::Exit(_) => K::Runtime,
+        Kind::Error(kind) => kind,
+        // `eval` turns an exit into a success before it gets here; anywhere
+        // else (a finalizer that exits during `check`) it is a runtime error.
+        Kind::Exit(_) => ErrorKind::Runtime,
     };
     types::LuaError {
         kind,
