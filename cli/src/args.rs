@@ -187,19 +187,30 @@ pub(crate) fn parse_module(s: &str) -> Result<(String, PathBuf), String> {
 /// The command's engine: it caches compiled code in the conventional
 /// directory (see `Engine::default_cache_dir`), so that only the first run
 /// on a machine compiles the guest. `MOONBOX_CACHE_DIR=` (empty) turns the
-/// cache off.
+/// cache off. A directory named by `MOONBOX_CACHE_DIR` that cannot be used
+/// is an error; the default one (under `XDG_CACHE_HOME` or `HOME`) only
+/// costs a warning and a run without the cache, so that a read-only or
+/// foreign home still runs scripts.
 fn engine() -> Result<Engine> {
-    let mut builder = Engine::builder();
-    if let Some(dir) = Engine::default_cache_dir() {
-        builder = builder.cache_dir(dir);
+    let Some(dir) = Engine::default_cache_dir() else {
+        return Ok(Engine::builder().build()?);
+    };
+    match Engine::builder().cache_dir(dir).build() {
+        Ok(engine) => Ok(engine),
+        Err(e @ moonbox::Error::Cache { .. }) => {
+            let e = anyhow::Error::new(e);
+            if std::env::var_os("MOONBOX_CACHE_DIR").is_some() {
+                bail!(
+                    "{e:#}; set MOONBOX_CACHE_DIR to a private directory, or to nothing to turn the cache off"
+                );
+            }
+            eprintln!(
+                "warning: {e:#}; running without the cache (set MOONBOX_CACHE_DIR to choose a directory)"
+            );
+            Ok(Engine::builder().build()?)
+        }
+        Err(e) => Err(e.into()),
     }
-    builder.build().map_err(|e| match e {
-        moonbox::Error::Cache { .. } => anyhow::anyhow!(
-            "{:#}; set MOONBOX_CACHE_DIR to a private directory, or to nothing to turn the cache off",
-            anyhow::Error::new(e)
-        ),
-        e => e.into(),
-    })
 }
 
 impl SandboxArgs {

@@ -719,5 +719,33 @@ fn the_cache_directory_is_private_or_refused() {
 
     let out = run(Path::new(""));
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+
+    // The default directory, under HOME, costs only a warning when it
+    // cannot be used.
+    let home = base.join("home");
+    std::fs::create_dir_all(home.join(".cache/moonbox")).unwrap();
+    std::fs::set_permissions(
+        home.join(".cache/moonbox"),
+        std::fs::Permissions::from_mode(0o777),
+    )
+    .unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_moonbox"))
+        .args(["run", "examples/hello.lua"])
+        .current_dir(root())
+        .env_remove("MOONBOX_CACHE_DIR")
+        .env_remove("XDG_CACHE_HOME")
+        .env("HOME", &home)
+        .output()
+        .expect("the moonbox binary runs");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(
+        err.starts_with("warning: ") && err.contains("running without the cache"),
+        "{err}"
+    );
+    assert_eq!(
+        text(&out.stdout),
+        text(&moonbox(&["run", "examples/hello.lua"]).stdout)
+    );
     std::fs::remove_dir_all(&base).unwrap();
 }

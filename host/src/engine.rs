@@ -114,8 +114,9 @@ impl Engine {
 
     /// The conventional cache directory for a program that wants one:
     /// `$MOONBOX_CACHE_DIR`, else `$XDG_CACHE_HOME/moonbox`, else
-    /// `$HOME/.cache/moonbox`. `None` when `MOONBOX_CACHE_DIR` is set but
-    /// empty (caching turned off) or no variable is set. The `moonbox`
+    /// `$HOME/.cache/moonbox` (the last two only when absolute). `None`
+    /// when `MOONBOX_CACHE_DIR` is set but empty (caching turned off) or no
+    /// variable gives a directory. The `moonbox`
     /// command uses it; the library never does unless asked.
     ///
     /// ```
@@ -130,11 +131,13 @@ impl Engine {
         if let Some(dir) = std::env::var_os("MOONBOX_CACHE_DIR") {
             return (!dir.is_empty()).then(|| PathBuf::from(dir));
         }
-        if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(|d| !d.is_empty()) {
+        // The XDG specification ignores a relative XDG_CACHE_HOME.
+        let absolute = |d: &std::ffi::OsString| Path::new(d).is_absolute();
+        if let Some(dir) = std::env::var_os("XDG_CACHE_HOME").filter(absolute) {
             return Some(PathBuf::from(dir).join("moonbox"));
         }
         std::env::var_os("HOME")
-            .filter(|d| !d.is_empty())
+            .filter(absolute)
             .map(|h| PathBuf::from(h).join(".cache").join("moonbox"))
     }
 
@@ -175,10 +178,12 @@ impl EngineBuilder {
     }
 
     /// Caches compiled code in `dir` between processes, so that only the
-    /// first process compiles the guest. The directory is created (mode
-    /// 0700) if missing; an existing one must be a real directory owned by
-    /// the current user and writable by no one else, because the engine
-    /// loads native code from it. Default: no cache.
+    /// first process compiles the guest. The engine loads native code from
+    /// it, so on Unix the directory is created (mode 0700) if missing, an
+    /// existing one must be a real directory owned by the current user and
+    /// writable by no one else, and only cache files of the same kind are
+    /// loaded. Its parent directories must not let other users rename
+    /// entries. Off Unix a cache directory is refused. Default: no cache.
     pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.cache_dir = Some(dir.into());
         self
@@ -251,17 +256,23 @@ fn start_ticker(engine: &wasmtime::Engine) -> Result<(), Error> {
         .map_err(|e| Error::engine("start the epoch thread that enforces timeouts", e))
 }
 
+/// The largest cache file read back: the compiled guest is a few MiB.
+const MAX_CACHE_FILE_BYTES: u64 = 256 << 20;
+
 /// Loads the compiled guest from `dir`, or compiles it and stores it there.
 fn cached_component(engine: &wasmtime::Engine, dir: &Path) -> Result<Component, Error> {
     let path = dir.join(format!("moonbox-{:016x}.cwasm", cache_key(engine)));
-    if path.is_file() {
-        // SAFETY: `private_dir` checked that the directory is owned by this
-        // user and writable by no one else, so the file was written by
-        // `store` below (in this or an earlier process of the same user) and
-        // is named by the hash of the engine configuration and component.
-        // wasmtime still validates its header; a file that fails to load is
-        // recompiled.
-        if let Ok(component) = unsafe { Component::deserialize_file(engine, &path) } {
+    if let Some(bytes) = read_private_file(&path) {
+        // SAFETY: deserialising runs native code from `bytes`, so they must
+        // come from `store` below. `private_dir` checked that the directory
+        // is this user's and writable by no one else, so no other user can
+        // add or replace a file in it; `read_private_file` checked that the
+        // file itself is a regular file of this user's that no one else can
+        // write, which rules out a file left behind while the directory was
+        // shared. The name is the hash of the engine configuration and the
+        // component, and wasmtime still validates the header; a file that
+        // fails to load is recompiled and replaced.
+        if let Ok(component) = unsafe { Component::deserialize(engine, &bytes) } {
             return Ok(component);
         }
     }
@@ -274,18 +285,63 @@ fn cached_component(engine: &wasmtime::Engine, dir: &Path) -> Result<Component, 
         .map_err(|e| Error::engine("load the compiled guest component", e))
 }
 
-/// Writes the cache file atomically. Failures only cost the next process a
-/// recompile, so they are ignored.
+/// Reads a cache file if it is a regular file owned by this user and
+/// writable by no one else (checked on the open file, not the path).
+/// Anything else reads as missing, so it is recompiled and replaced.
+fn read_private_file(path: &Path) -> Option<Vec<u8>> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    if !meta.is_file() || meta.len() > MAX_CACHE_FILE_BYTES {
+        return None;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{MetadataExt, PermissionsExt};
+        if meta.uid() != rustix::process::geteuid().as_raw()
+            || meta.permissions().mode() & 0o022 != 0
+        {
+            return None;
+        }
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_CACHE_FILE_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(bytes)
+}
+
+/// Writes the cache file atomically: a new temporary file (mode 0600, a
+/// name no other writer in this or another process uses), then a rename.
+/// Failures only cost the next process a recompile, so they are ignored.
 fn store(path: &Path, bytes: &[u8]) {
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    if std::fs::write(&tmp, bytes).is_ok() && std::fs::rename(&tmp, path).is_err() {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static WRITES: AtomicU64 = AtomicU64::new(0);
+    let tmp = path.with_extension(format!(
+        "tmp{}-{}",
+        std::process::id(),
+        WRITES.fetch_add(1, Ordering::Relaxed)
+    ));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let written = options
+        .open(&tmp)
+        .and_then(|mut file| file.write_all(bytes).and_then(|()| file.sync_all()))
+        .and_then(|()| std::fs::rename(&tmp, path));
+    if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
 }
 
 /// Creates `dir` (mode 0700) if it is missing, and refuses a directory that
 /// someone else could write native code into: a symlink, one owned by
-/// another user, or one writable by its group or by others.
+/// another user, or one writable by its group or by others. Parent
+/// directories are not checked: like ssh's key files, the cache must not
+/// sit under a directory that other users can rename entries in. Off Unix,
+/// where these checks cannot be made, a cache directory is refused.
 fn private_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     {
@@ -308,13 +364,19 @@ fn private_dir(dir: &Path) -> io::Result<()> {
             return refuse("the cache directory is owned by another user");
         }
         if meta.permissions().mode() & 0o022 != 0 {
-            return refuse("the cache directory is writable by other users (make it 0700)");
+            return refuse(
+                "the cache directory is writable by other users (make it 0700; files others left in it are not loaded)",
+            );
         }
         Ok(())
     }
     #[cfg(not(unix))]
     {
-        std::fs::create_dir_all(dir)
+        let _ = dir;
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "a compiled-code cache is supported on Unix only, where its privacy can be checked",
+        ))
     }
 }
 

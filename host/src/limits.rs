@@ -184,8 +184,14 @@ impl Limits {
         self.fuel == 0
     }
 
-    /// The effective [`Limits::max_wasm_memory_bytes`].
+    /// The old name of [`Limits::effective_max_wasm_memory_bytes`].
+    #[deprecated(since = "0.2.0", note = "renamed to effective_max_wasm_memory_bytes")]
     pub fn effective_wasm_memory(&self) -> u64 {
+        self.effective_max_wasm_memory_bytes()
+    }
+
+    /// The effective [`Limits::max_wasm_memory_bytes`].
+    pub fn effective_max_wasm_memory_bytes(&self) -> u64 {
         if self.max_wasm_memory_bytes == 0 {
             self.max_memory_bytes
                 .saturating_mul(2)
@@ -272,10 +278,10 @@ impl Limits {
                 self.max_wasm_memory_bytes
             ));
         }
-        if self.effective_wasm_memory() < self.max_memory_bytes.saturating_add(4 << 20) {
+        if self.effective_max_wasm_memory_bytes() < self.max_memory_bytes.saturating_add(4 << 20) {
             return Err(format!(
                 "limit max_wasm_memory_bytes ({} bytes) must exceed max_memory_bytes ({} bytes) by at least 4 MiB",
-                self.effective_wasm_memory(),
+                self.effective_max_wasm_memory_bytes(),
                 self.max_memory_bytes
             ));
         }
@@ -322,7 +328,7 @@ mod tests {
         let limits = Limits::default();
         assert_eq!(limits.validate(), Ok(()));
         assert_eq!(
-            limits.effective_wasm_memory(),
+            limits.effective_max_wasm_memory_bytes(),
             2 * Limits::DEFAULT_MAX_MEMORY_BYTES + (16 << 20)
         );
     }
@@ -396,7 +402,7 @@ mod tests {
                 max_wasm_memory_bytes: pick(&mut state),
             };
             let verdict = limits.validate();
-            let wasm = limits.effective_wasm_memory();
+            let wasm = limits.effective_max_wasm_memory_bytes();
             if verdict.is_ok() {
                 assert!(limits.max_instructions <= Limits::MAX_MAX_INSTRUCTIONS);
                 assert!(limits.max_memory_bytes <= Limits::MAX_MAX_MEMORY_BYTES);

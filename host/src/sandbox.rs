@@ -350,6 +350,7 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
         };
         result.map_err(|e| match e {
             StartError::Refused(why) => Error::Config(why),
+            StartError::TooSmall(stop) => Error::Config(stop.message),
             StartError::Stopped(stop) => Error::Session(stop),
         })
     }

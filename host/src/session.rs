@@ -20,9 +20,12 @@ use crate::prepared::Prepared;
 /// Why a session did not start.
 #[derive(Debug)]
 pub(crate) enum StartError {
-    /// The configuration cannot start a session: the guest refused it, or a
-    /// limit is too small for start-up. The text names the setting.
+    /// The guest refused the configuration; the text names the setting.
     Refused(String),
+    /// A limit stopped the start before any script ran, so it is too small
+    /// for a session at all: the error keeps the limit's kind, and its
+    /// message names the limit to raise.
+    TooSmall(EvalError),
     /// Something else stopped the start, as the eval error that says what.
     Stopped(EvalError),
 }
@@ -33,7 +36,7 @@ impl From<StartError> for EvalError {
             StartError::Refused(why) => {
                 EvalError::internal(format!("the configuration was refused: {why}"))
             }
-            StartError::Stopped(stop) => stop,
+            StartError::TooSmall(stop) | StartError::Stopped(stop) => stop,
         }
     }
 }
@@ -96,7 +99,7 @@ impl<T: Send + Sync + 'static> Session<T> {
         let host = HostState::new(
             inner.registry.clone(),
             ctx,
-            limits.effective_wasm_memory(),
+            limits.effective_max_wasm_memory_bytes(),
             limits.max_memory_bytes,
             limits.max_output_bytes,
             inner.determinism,
@@ -127,20 +130,24 @@ impl<T: Send + Sync + 'static> Session<T> {
         // No script has run yet: a stop here means a limit is too small to
         // start a session at all, and the message names it.
         let (guest, created) = settle(outcome, &store, DEFAULT_CHUNK_NAME, stats, &limits)
-            .map_err(|stop| match stop.kind {
-                ErrorKind::FuelExhausted => StartError::Refused(format!(
-                    "limit fuel ({}) is too small to start a session; raise it",
-                    limits.effective_fuel()
-                )),
-                ErrorKind::Timeout => StartError::Refused(format!(
-                    "limit timeout ({} ms) is too short to start a session; raise it",
-                    limits.timeout.as_millis()
-                )),
-                ErrorKind::MemoryLimit => StartError::Refused(format!(
-                    "limit max_wasm_memory_bytes ({} bytes) is too small to start a session; raise it",
-                    limits.effective_wasm_memory()
-                )),
-                _ => StartError::Stopped(stop),
+            .map_err(|mut stop| {
+                let why = match stop.kind {
+                    ErrorKind::FuelExhausted => format!(
+                        "limit fuel ({}) is too small to start a session; raise it",
+                        limits.effective_fuel()
+                    ),
+                    ErrorKind::Timeout => format!(
+                        "limit timeout ({} ms) is too short to start a session; raise it",
+                        limits.timeout.as_millis()
+                    ),
+                    ErrorKind::MemoryLimit => format!(
+                        "limit max_wasm_memory_bytes ({} bytes) is too small to start a session; raise it",
+                        limits.effective_max_wasm_memory_bytes()
+                    ),
+                    _ => return StartError::Stopped(stop),
+                };
+                stop.message = why;
+                StartError::TooSmall(stop)
             })?;
         let handle = created.map_err(StartError::Refused)?;
         store.data_mut().deadline = None;

@@ -32,17 +32,37 @@ async fn engines_with_different_settings_coexist_in_one_process() {
     assert!(!default.engine().is_pooling());
 }
 
+fn cache_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    files
+}
+
 #[tokio::test]
 async fn a_cache_directory_is_written_once_and_reused() {
     let dir = scratch("reuse");
     let first = Engine::builder().cache_dir(&dir).build().unwrap();
-    let files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .collect();
-    assert_eq!(files.len(), 1, "{files:?}");
-    assert!(files[0].starts_with("moonbox-") && files[0].ends_with(".cwasm"));
+    let files = cache_files(&dir);
+    assert_eq!(files.len(), 1, "one file, no temporary left: {files:?}");
+    let name = files[0].file_name().unwrap().to_str().unwrap();
+    assert!(
+        name.starts_with("moonbox-") && name.ends_with(".cwasm"),
+        "{name}"
+    );
+    let written = std::fs::read(&files[0]).unwrap();
+    // Mark the file: a second engine that loads it leaves it as it is; one
+    // that recompiled would replace it.
+    let marked = std::fs::metadata(&files[0]).unwrap().modified().unwrap();
     let second = Engine::builder().cache_dir(&dir).build().unwrap();
+    assert_eq!(cache_files(&dir), files);
+    assert_eq!(
+        std::fs::metadata(&files[0]).unwrap().modified().unwrap(),
+        marked
+    );
+    assert_eq!(std::fs::read(&files[0]).unwrap(), written);
     for engine in [&first, &second] {
         let sandbox = Sandbox::builder().engine(engine).build().unwrap();
         assert_eq!(
@@ -57,16 +77,37 @@ async fn a_cache_directory_is_written_once_and_reused() {
 async fn a_corrupt_cache_file_is_recompiled_not_trusted() {
     let dir = scratch("corrupt");
     Engine::builder().cache_dir(&dir).build().unwrap();
-    let file = std::fs::read_dir(&dir)
-        .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
+    let file = cache_files(&dir).remove(0);
     std::fs::write(&file, b"not compiled code").unwrap();
     let engine = Engine::builder().cache_dir(&dir).build().unwrap();
     let sandbox = Sandbox::builder().engine(&engine).build().unwrap();
     assert_eq!(sandbox.eval("return 1").await.unwrap().values, [json!(1)]);
+    assert_ne!(
+        std::fs::read(&file).unwrap(),
+        b"not compiled code",
+        "replaced"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A file another user could have written (left while the directory was
+/// shared) is not loaded: it is replaced by a fresh compile, private again.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_cache_file_others_could_write_is_replaced_not_loaded() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("loose");
+    Engine::builder().cache_dir(&dir).build().unwrap();
+    let file = cache_files(&dir).remove(0);
+    let good = std::fs::read(&file).unwrap();
+    std::fs::write(&file, b"planted").unwrap();
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o666)).unwrap();
+    let engine = Engine::builder().cache_dir(&dir).build().unwrap();
+    let sandbox = Sandbox::builder().engine(&engine).build().unwrap();
+    assert_eq!(sandbox.eval("return 2").await.unwrap().values, [json!(2)]);
+    assert_eq!(std::fs::read(&file).unwrap(), good);
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -154,4 +195,16 @@ async fn a_session_that_cannot_start_keeps_the_eval_error_that_stopped_it() {
     // Freeing a slot lets the next session start.
     live.pop();
     sandbox.session(()).await.unwrap();
+}
+
+#[test]
+fn limits_read_their_old_names_and_refuse_both() {
+    let old: Limits =
+        serde_json::from_str(r#"{"memory": 2097152, "wasm_memory": 33554432}"#).unwrap();
+    assert_eq!(old.max_memory_bytes, 2 << 20);
+    assert_eq!(old.max_wasm_memory_bytes, 32 << 20);
+    let new: Limits = serde_json::from_str(r#"{"max_memory_bytes": 2097152}"#).unwrap();
+    assert_eq!(new.max_memory_bytes, 2 << 20);
+    let both = serde_json::from_str::<Limits>(r#"{"memory": 1, "max_memory_bytes": 2}"#);
+    assert!(both.unwrap_err().to_string().contains("duplicate field"));
 }
