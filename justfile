@@ -39,7 +39,7 @@ fmt-check:
 clippy:
     cargo clippy --workspace --all-targets -- -D warnings
     cd guest && cargo clippy --release -- -D warnings
-    cd fuzz && cargo clippy --locked --all-targets -- -D warnings
+    cd fuzz && CARGO_TARGET_DIR=../target cargo clippy --locked --all-targets -- -D warnings
     cd runtimes/wasmtime-cli/caps && cargo clippy --locked --release --target wasm32-wasip2 --target-dir ../target -- -D warnings
     cd runtimes/wasmtime-cli/driver && cargo clippy --locked --release --target wasm32-wasip2 --target-dir ../target -- -D warnings
 
