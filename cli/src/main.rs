@@ -78,7 +78,10 @@ enum Format {
 fn exit_code(kind: ErrorKind) -> u8 {
     if kind.is_limit() {
         3
-    } else if matches!(kind, ErrorKind::Internal | ErrorKind::SessionPoisoned) {
+    } else if matches!(
+        kind,
+        ErrorKind::Internal | ErrorKind::SessionPoisoned | ErrorKind::Cancelled
+    ) {
         2
     } else {
         1

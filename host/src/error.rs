@@ -53,6 +53,10 @@ pub enum ErrorKind {
     /// An earlier eval in this session was stopped by the outer wall, so the
     /// session's state is gone. Start a new session.
     SessionPoisoned,
+    /// The host cancelled the eval through a [`CancelHandle`](crate::CancelHandle)
+    /// (an MCP client's `notifications/cancelled`, a user pressing stop).
+    /// What the script wrote before it is kept; the session is poisoned.
+    Cancelled,
     /// Something the sandbox did not expect, such as a trap in the guest.
     /// Please report it.
     Internal,
@@ -75,6 +79,7 @@ impl ErrorKind {
             ErrorKind::FuelExhausted => "fuel_exhausted",
             ErrorKind::Timeout => "timeout",
             ErrorKind::SessionPoisoned => "session_poisoned",
+            ErrorKind::Cancelled => "cancelled",
             ErrorKind::Internal => "internal",
         }
     }

@@ -17,6 +17,7 @@ use crate::bindings::types::{LogLevel, Value as WitValue};
 use crate::capability::Capability;
 use crate::config::Determinism;
 use crate::output::OutputBuffer;
+use crate::script::CancelHandle;
 
 /// Bytes of guest stdout/stderr kept. The script's output travels through
 /// the `output` import; WASI stdio is reached only by an allowed `io.stderr`,
@@ -52,6 +53,8 @@ pub(crate) struct HostState<T> {
     pub(crate) output: OutputBuffer,
     /// Capability calls the current eval has made, counted by the host.
     pub(crate) capability_calls: u32,
+    /// Set when the host cancels the session; read by the epoch callback.
+    pub(crate) cancel: CancelHandle,
 }
 
 impl<T: Send + Sync + 'static> HostState<T> {
@@ -91,6 +94,7 @@ impl<T: Send + Sync + 'static> HostState<T> {
             max_reply_bytes: usize::try_from(max_reply_bytes).unwrap_or(usize::MAX),
             output: OutputBuffer::new(max_output_bytes),
             capability_calls: 0,
+            cancel: CancelHandle::default(),
         }
     }
 }

@@ -74,6 +74,7 @@ mod prepared;
 mod records;
 mod report;
 mod sandbox;
+mod script;
 mod session;
 pub mod tool;
 
@@ -87,6 +88,7 @@ pub use output::OutputSink;
 pub use records::Records;
 pub use report::{Report, ReportError};
 pub use sandbox::{Sandbox, SandboxBuilder};
+pub use script::{CancelHandle, Script};
 pub use session::Session;
 
 #[cfg(doctest)]
@@ -109,4 +111,6 @@ const _: () = {
     assert_send_sync::<EvalOutput>();
     assert_send_sync::<Report>();
     assert_send_sync::<Error>();
+    assert_send_sync::<CancelHandle>();
+    assert_send_sync::<Script>();
 };

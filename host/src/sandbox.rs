@@ -15,6 +15,7 @@ use crate::host::{HostState, Registry};
 use crate::limits::Limits;
 use crate::outcome::EvalOutput;
 use crate::prepared::Prepared;
+use crate::script::Script;
 use crate::session::{Session, StartError};
 
 /// Configures and builds a [`Sandbox`].
@@ -301,8 +302,20 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
     /// # Cancel safety
     /// Dropping the future discards the instance; nothing else is affected.
     pub async fn eval_with(&self, ctx: T, code: impl AsRef<[u8]>) -> Result<EvalOutput, EvalError> {
+        self.run_with(ctx, Script::new(code.as_ref())).await
+    }
+
+    /// Runs a [`Script`] (code, chunk name, inputs) in a fresh, isolated
+    /// instance with the given context, then discards the instance.
+    ///
+    /// # Errors
+    /// The script's failure as an [`EvalError`].
+    ///
+    /// # Cancel safety
+    /// Dropping the future discards the instance; nothing else is affected.
+    pub async fn run_with(&self, ctx: T, script: Script) -> Result<EvalOutput, EvalError> {
         let mut session = Session::start(self.inner.clone(), Some(Arc::new(ctx))).await?;
-        session.eval(code).await
+        session.run(script).await
     }
 
     /// Checks that `code` compiles, without running it: exactly what an
@@ -378,6 +391,32 @@ impl<T: Default + Send + Sync + 'static> Sandbox<T> {
     /// Dropping the future discards the instance; nothing else is affected.
     pub async fn eval(&self, code: impl AsRef<[u8]>) -> Result<EvalOutput, EvalError> {
         self.eval_with(T::default(), code).await
+    }
+
+    /// Runs a [`Script`] (code, chunk name, inputs) in a fresh, isolated
+    /// instance with `T::default()` as the context.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let sandbox = moonbox::Sandbox::builder().build()?;
+    /// let script = moonbox::Script::new("return greeting .. ', ' .. user.name")
+    ///     .input("greeting", "hello")
+    ///     .input("user", serde_json::json!({"name": "Ada"}));
+    /// let out = sandbox.run(script).await?;
+    /// assert_eq!(out.values, [serde_json::json!("hello, Ada")]);
+    /// # Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// The script's failure as an [`EvalError`];
+    /// [`ErrorKind::InvalidValue`](crate::ErrorKind::InvalidValue) for an
+    /// input that cannot become a Lua global.
+    ///
+    /// # Cancel safety
+    /// Dropping the future discards the instance; nothing else is affected.
+    pub async fn run(&self, script: Script) -> Result<EvalOutput, EvalError> {
+        self.run_with(T::default(), script).await
     }
 }
 

@@ -16,6 +16,7 @@ use crate::limits::Limits;
 use crate::outcome::{EvalOutput, Output, Stats};
 use crate::output::OutputSink;
 use crate::prepared::Prepared;
+use crate::script::{self, CancelHandle, Script};
 
 /// Why a session did not start.
 #[derive(Debug)]
@@ -106,9 +107,13 @@ impl<T: Send + Sync + 'static> Session<T> {
         );
         let mut store = Store::new(inner.engine.wasmtime(), host);
         store.limiter(|data| &mut data.limiter);
-        store.epoch_deadline_callback(|ctx| match ctx.data().deadline {
-            Some(deadline) if Instant::now() >= deadline => Ok(UpdateDeadline::Interrupt),
-            _ => Ok(UpdateDeadline::Yield(1)),
+        store.epoch_deadline_callback(|ctx| {
+            let data = ctx.data();
+            match data.deadline {
+                _ if data.cancel.is_cancelled() => Ok(UpdateDeadline::Interrupt),
+                Some(deadline) if Instant::now() >= deadline => Ok(UpdateDeadline::Interrupt),
+                _ => Ok(UpdateDeadline::Yield(1)),
+            }
         });
         store.set_epoch_deadline(1);
         arm_call(&mut store, &limits, started)?;
@@ -184,6 +189,12 @@ impl<T: Send + Sync + 'static> Session<T> {
         &self.prepared
     }
 
+    /// A handle that cancels this session's evals from another task (see
+    /// [`CancelHandle`]). Every handle of a session is the same handle.
+    pub fn cancel_handle(&self) -> CancelHandle {
+        self.store.data().cancel.clone()
+    }
+
     /// Runs `code` (Lua source: text, or any bytes) with the session's
     /// globals.
     ///
@@ -194,10 +205,10 @@ impl<T: Send + Sync + 'static> Session<T> {
     /// # Cancel safety
     /// Dropping the future mid-eval poisons the session: later evals fail
     /// with [`ErrorKind::SessionPoisoned`]. Output already written reached
-    /// the output sink, if one is set.
+    /// the output sink, if one is set. To stop an eval and keep its output
+    /// and stats, use [`Session::cancel_handle`].
     pub async fn eval(&mut self, code: impl AsRef<[u8]>) -> Result<EvalOutput, EvalError> {
-        let chunk = self.chunk_name.clone();
-        self.eval_chunk(code, &chunk).await
+        self.run(Script::new(code.as_ref())).await
     }
 
     /// Runs `code` as a chunk named `chunk_name`.
@@ -212,7 +223,44 @@ impl<T: Send + Sync + 'static> Session<T> {
         code: impl AsRef<[u8]>,
         chunk_name: &str,
     ) -> Result<EvalOutput, EvalError> {
-        let code = code.as_ref();
+        self.run(Script::new(code.as_ref()).chunk_name(chunk_name))
+            .await
+    }
+
+    /// Runs a [`Script`]: its code, with its inputs set as globals first.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let sandbox = moonbox::Sandbox::builder().build()?;
+    /// let mut session = sandbox.session(()).await?;
+    /// let script = moonbox::Script::new("total = (total or 0) + n return total");
+    /// session.run(script.clone().input("n", 40)).await?;
+    /// let out = session.run(script.input("n", 2)).await?;
+    /// assert_eq!(out.values, [serde_json::json!(42)]);
+    /// # Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// The script's failure as an [`EvalError`], with everything it wrote
+    /// before it stopped; [`ErrorKind::InvalidValue`] for an input that
+    /// cannot become a Lua global; [`ErrorKind::Cancelled`] once the
+    /// session's [`CancelHandle`] is cancelled.
+    ///
+    /// # Cancel safety
+    /// As for [`Session::eval`].
+    pub async fn run(&mut self, script: Script) -> Result<EvalOutput, EvalError> {
+        let chunk_name = script.chunk_name.as_deref().unwrap_or(&self.chunk_name);
+        let cancel = self.store.data().cancel.clone();
+        if cancel.is_cancelled() {
+            self.poisoned = Some("it was cancelled".to_owned());
+            return Err(EvalError::host(
+                ErrorKind::Cancelled,
+                "the session was cancelled by the host; start a new session".to_owned(),
+                chunk_name,
+                Stats::default(),
+            ));
+        }
         if let Some(reason) = &self.poisoned {
             return Err(EvalError::host(
                 ErrorKind::SessionPoisoned,
@@ -222,6 +270,10 @@ impl<T: Send + Sync + 'static> Session<T> {
             ));
         }
         let limits = self.prepared.limits;
+        let inputs =
+            script::wit_inputs(&script.inputs, limits.max_memory_bytes).map_err(|why| {
+                EvalError::host(ErrorKind::InvalidValue, why, chunk_name, Stats::default())
+            })?;
         let started = Instant::now();
         arm_call(&mut self.store, &limits, started)?;
         {
@@ -234,14 +286,17 @@ impl<T: Send + Sync + 'static> Session<T> {
         // stays poisoned.
         self.poisoned = Some("an earlier eval was cancelled mid-run".to_owned());
         let request = types::EvalRequest {
-            code: code.to_vec(),
+            code: script.code,
             chunk_name: chunk_name.to_owned(),
-            inputs: Vec::new(),
+            inputs,
         };
         let accessor = self.guest.moonbox_sandbox_lua().session();
         let call = accessor.call_eval(&mut self.store, self.handle, &request);
-        let outcome = tokio::time::timeout(limits.timeout, call).await;
-        drop(request);
+        let outcome = tokio::select! {
+            outcome = tokio::time::timeout(limits.timeout, call) => Some(outcome),
+            () = cancel.cancelled() => None,
+        };
+        let chunk_name = request.chunk_name;
         let data = self.store.data_mut();
         data.deadline = None;
         // Whatever stopped the eval, the output written so far is the host's.
@@ -257,9 +312,21 @@ impl<T: Send + Sync + 'static> Session<T> {
             output_bytes: output.len() as u64,
             ..Stats::default()
         };
-        // A timeout or trap leaves the instance unusable (wasmtime does not
-        // re-enter a store after a trap), so the session is poisoned.
-        let result = match settle(outcome, &self.store, chunk_name, stats, &limits) {
+        // A cancel, a timeout or a trap leaves the instance unusable
+        // (wasmtime does not re-enter a store after a trap, and a dropped
+        // call leaves the guest mid-eval), so the session is poisoned.
+        let settled = match outcome {
+            Some(outcome) if !cancel.is_cancelled() => {
+                settle(outcome, &self.store, &chunk_name, stats, &limits)
+            }
+            _ => Err(EvalError::host(
+                ErrorKind::Cancelled,
+                "the host cancelled the eval".to_owned(),
+                &chunk_name,
+                stats,
+            )),
+        };
+        let result = match settled {
             Err(mut stop) => {
                 self.poisoned = Some(format!(
                     "an earlier eval was stopped by the host ({})",
@@ -281,7 +348,7 @@ impl<T: Send + Sync + 'static> Session<T> {
                         let mut err = EvalError::host(
                             ErrorKind::Internal,
                             format!("the guest returned malformed JSON values ({e})"),
-                            chunk_name,
+                            &chunk_name,
                             stats,
                         );
                         err.output = output;

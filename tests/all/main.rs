@@ -6,6 +6,7 @@ mod engines;
 mod eval;
 mod faults;
 mod hostile;
+mod inputs;
 mod limits;
 mod runtimes;
 mod sandbox;
