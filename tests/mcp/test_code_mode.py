@@ -1,0 +1,108 @@
+"""Code mode: `moonbox mcp --upstream 'demo=COMMAND'` offers the upstream MCP
+server's tools to Lua as `demo.<tool>{...}` (tests/mcp/upstream_server.py)."""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+import pytest
+from conftest import Server, error_of, report_of, run_lua, upstream_flag
+
+pytestmark = pytest.mark.anyio
+
+UPSTREAM = ("--upstream", upstream_flag())
+
+
+@pytest.mark.server_flags(*UPSTREAM)
+async def test_upstream_tools_are_described(server: Server) -> None:
+    """run_lua's description names every upstream tool as demo.<tool>."""
+    async with server.connect() as conn:
+        tools = {t.name: t for t in (await conn.session.list_tools()).tools}
+        description = tools["run_lua"].description or ""
+        for name in ("demo.add", "demo.echo", "demo.fail", "demo.hang"):
+            assert name in description, description
+        # The upstream tools are reached through Lua, not listed beside it.
+        assert not {"add", "echo", "fail", "hang"} & set(tools)
+
+
+@pytest.mark.server_flags(*UPSTREAM)
+async def test_structured_result_in_a_loop(server: Server) -> None:
+    """demo.add returns the upstream tool's structuredContent, call after call."""
+    async with server.connect() as conn:
+        result = await run_lua(
+            conn.session,
+            """
+            local first = demo.add{a = 1, b = 2}
+            local sum = 0
+            for i = 1, 20 do
+              sum = sum + demo.add{a = i, b = 1000}.result
+            end
+            return first, sum
+            """,
+        )
+        report = report_of(result)
+        assert report["ok"] is True, report["error"]
+        # FastMCP wraps a bare int result as {"result": n}.
+        assert report["values"] == [{"result": 3}, sum(i + 1000 for i in range(1, 21))]
+
+
+@pytest.mark.server_flags(*UPSTREAM)
+async def test_text_result(server: Server) -> None:
+    """A tool without structured content returns its text to Lua."""
+    async with server.connect() as conn:
+        report = report_of(await run_lua(conn.session, "return demo.echo{text = 'héllo, world'}"))
+        assert report["values"] == ["héllo, world"]
+
+
+@pytest.mark.server_flags(*UPSTREAM)
+async def test_upstream_error_is_catchable(server: Server) -> None:
+    """An upstream tool error is a Lua error that pcall catches, with the upstream message."""
+    async with server.connect() as conn:
+        report = report_of(
+            await run_lua(conn.session, "local ok, err = pcall(demo.fail, {}) return ok, tostring(err)")
+        )
+        ok, message = report["values"]
+        assert ok is False
+        assert "failed on purpose" in message
+
+
+@pytest.mark.server_flags(*UPSTREAM)
+async def test_uncaught_upstream_error_has_capability_kind(server: Server) -> None:
+    """Left uncaught, an upstream tool error ends the run with kind capability."""
+    async with server.connect() as conn:
+        result = await run_lua(conn.session, "print('calling')\ndemo.fail{}\nreturn 'unreached'")
+        error = error_of(result)
+        assert error["kind"] == "capability"
+        assert "failed on purpose" in error["message"]
+        assert report_of(result)["output"] == "calling\n"
+
+
+@pytest.mark.server_flags(*UPSTREAM)
+async def test_bad_arguments_are_a_lua_error(server: Server) -> None:
+    """Arguments the upstream tool rejects raise a catchable error, not a crash."""
+    async with server.connect() as conn:
+        report = report_of(
+            await run_lua(conn.session, "local ok, err = pcall(demo.add, {a = 'x'}) return ok, tostring(err)")
+        )
+        assert report["values"][0] is False
+        # The server still calls the tool correctly afterwards.
+        assert report_of(await run_lua(conn.session, "return demo.add{a = 2, b = 2}"))["values"] == [{"result": 4}]
+
+
+@pytest.mark.server_flags(*UPSTREAM, "--timeout", "2s")
+async def test_hanging_upstream_call_hits_the_timeout(server: Server) -> None:
+    """An upstream call that never answers is stopped by --timeout (kind timeout); the upstream stays usable."""
+    async with server.connect() as conn:
+        started = time.monotonic()
+        with anyio.fail_after(20):
+            result = await run_lua(conn.session, "print('before hang') demo.hang{} return 'unreached'")
+        elapsed = time.monotonic() - started
+        error = error_of(result)
+        assert error["kind"] == "timeout"
+        assert report_of(result)["output"] == "before hang\n"
+        assert elapsed < 10, f"the timed-out call took {elapsed:.1f} s"
+
+        with anyio.fail_after(10):
+            report = report_of(await run_lua(conn.session, "return demo.add{a = 40, b = 2}.result"))
+        assert report["values"] == [42]
