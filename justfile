@@ -92,9 +92,19 @@ bench-smoke:
 runtimes *FLAGS:
     bash runtimes/run.sh {{FLAGS}}
 
+# The `moonbox mcp` server driven by the official Python MCP SDK over stdio
+# and streamable HTTP, code mode included (tests/mcp; a venv in
+# target/mcp-venv, reused when present).
+[doc("The MCP server through the Python MCP SDK, over stdio and HTTP (tests/mcp).")]
+mcp-test *FLAGS:
+    if [ ! -x target/mcp-venv/bin/python ]; then python3 -m venv target/mcp-venv; fi
+    target/mcp-venv/bin/pip install --quiet --disable-pip-version-check -r tests/mcp/requirements.txt
+    cargo build -q -p moonbox-cli
+    target/mcp-venv/bin/python -m pytest tests/mcp {{FLAGS}}
+
 # Every CI step in order, with a timing summary (.ci/run installs the tools, then runs this).
 ci:
-    JUST="{{just_executable()}}" bash .ci/steps guest-check fmt-check clippy deny test compat guest-test examples doc package-check "runtimes --require-all" bench-smoke
+    JUST="{{just_executable()}}" bash .ci/steps guest-check fmt-check clippy deny test compat guest-test examples doc package-check "runtimes --require-all" mcp-test bench-smoke
 
 # A million mixed evals on one sandbox; checks results and RSS growth.
 soak EVALS="1000000":
