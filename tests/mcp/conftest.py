@@ -214,8 +214,9 @@ def start_http(moonbox_bin: str, tmp_path: Path) -> Iterator[Callable[..., Serve
 # --- helpers shared by the test modules ----------------------------------------------
 
 
-async def run_lua(session: ClientSession, code: str, **arguments: Any) -> types.CallToolResult:
-    return await session.call_tool("run_lua", {"code": code, **arguments})
+async def run_lua(client: ClientSession, code: str, **arguments: Any) -> types.CallToolResult:
+    """Call run_lua with the code and any other arguments (inputs, session)."""
+    return await client.call_tool("run_lua", {"code": code, **arguments})
 
 
 def text_of(result: types.CallToolResult) -> str:
@@ -245,8 +246,9 @@ def error_of(result: types.CallToolResult) -> dict[str, Any]:
     return error
 
 
-async def new_session(session: ClientSession) -> str:
-    result = await session.call_tool("new_session", {})
+async def new_session(client: ClientSession) -> str:
+    """A new session's id, checked to come back as text and as structuredContent."""
+    result = await client.call_tool("new_session", {})
     assert not result.isError, text_of(result)
     assert isinstance(result.structuredContent, dict), result
     sid = result.structuredContent["session"]
