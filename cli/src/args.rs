@@ -184,6 +184,32 @@ pub(crate) fn parse_module(s: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
+/// The most bytes of JSON one `--input` may hold; larger data belongs in a
+/// file read by a capability.
+pub(crate) const MAX_INPUT_BYTES: usize = 1 << 20;
+
+/// Parses `--input NAME=JSON`. The name's validity as a Lua identifier is
+/// the sandbox's to judge (an invalid_value error naming it).
+pub(crate) fn parse_input(s: &str) -> Result<(String, serde_json::Value), String> {
+    let Some((name, json)) = s.split_once('=').filter(|(n, _)| !n.is_empty()) else {
+        return Err(format!(
+            "'{s}' is not NAME=JSON, as in --input n=41 or --input 'user={{\"name\": \"Ada\"}}'"
+        ));
+    };
+    if json.len() > MAX_INPUT_BYTES {
+        return Err(format!(
+            "input '{name}' is {} bytes; --input takes at most {MAX_INPUT_BYTES} bytes of JSON",
+            json.len()
+        ));
+    }
+    let value = serde_json::from_str(json).map_err(|e| {
+        format!(
+            "input '{name}' is not JSON ({e}); quote a string as JSON: --input '{name}=\"text\"'"
+        )
+    })?;
+    Ok((name.to_owned(), value))
+}
+
 /// The command's engine: it caches compiled code in the conventional
 /// directory (see `Engine::default_cache_dir`), so that only the first run
 /// on a machine compiles the guest. `MOONBOX_CACHE_DIR=` (empty) turns the
@@ -348,6 +374,23 @@ mod tests {
                 Ok(shown)
             );
         }
+    }
+
+    #[test]
+    fn inputs_are_name_equals_json() {
+        assert_eq!(
+            parse_input("n=41"),
+            Ok(("n".to_owned(), serde_json::json!(41)))
+        );
+        assert_eq!(
+            parse_input(r#"u={"a":[1]}"#),
+            Ok(("u".to_owned(), serde_json::json!({"a": [1]})))
+        );
+        assert!(parse_input("s=text").unwrap_err().contains("not JSON"));
+        assert!(parse_input("=1").unwrap_err().contains("NAME=JSON"));
+        assert!(parse_input("n").is_err());
+        let big = format!("n=\"{}\"", "x".repeat(MAX_INPUT_BYTES));
+        assert!(parse_input(&big).unwrap_err().contains("at most"));
     }
 
     #[test]

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand, ValueEnum};
 use moonbox::tool::{self, SchemaFormat};
-use moonbox::{ErrorKind, Report};
+use moonbox::{ErrorKind, Report, Script};
 
 use args::SandboxArgs;
 
@@ -48,6 +48,10 @@ enum Command {
         /// stats) instead; unambiguous whatever the script returns.
         #[arg(long)]
         json: bool,
+        /// Set the global NAME to a JSON value before the script runs
+        /// (repeatable): --input n=41 --input 'user={"name": "Ada"}'.
+        #[arg(long, value_name = "NAME=JSON", value_parser = args::parse_input)]
+        input: Vec<(String, serde_json::Value)>,
         #[command(flatten)]
         sandbox: SandboxArgs,
     },
@@ -71,8 +75,14 @@ enum Command {
 
 #[derive(Clone, Copy, ValueEnum)]
 enum Format {
+    /// Anthropic's Messages API.
     Anthropic,
+    /// OpenAI's Chat Completions API (strict).
     Openai,
+    /// OpenAI's Responses API (flat, strict).
+    OpenaiResponses,
+    /// A Model Context Protocol tool, with its output schema.
+    Mcp,
 }
 
 fn exit_code(kind: ErrorKind) -> u8 {
@@ -88,7 +98,12 @@ fn exit_code(kind: ErrorKind) -> u8 {
     }
 }
 
-async fn run(file: &Path, json: bool, args: &SandboxArgs) -> Result<u8> {
+async fn run(
+    file: &Path,
+    json: bool,
+    inputs: &[(String, serde_json::Value)],
+    args: &SandboxArgs,
+) -> Result<u8> {
     let (code, chunk) = args.read_script(file)?;
     // Standard output is checked before anything runs: a closed stdout is a
     // host error, not a silent success.
@@ -100,7 +115,9 @@ async fn run(file: &Path, json: bool, args: &SandboxArgs) -> Result<u8> {
         // Output streams to stdout as the script writes it.
         session.set_output_sink(Some(stdout.sink()));
     }
-    let outcome = session.eval(&code).await;
+    let outcome = session
+        .run(Script::new(code).inputs(inputs.iter().cloned()))
+        .await;
     if json {
         let report = Report::from(&outcome);
         stdout.write(format!("{}\n", report.to_json()).as_bytes());
@@ -121,7 +138,8 @@ async fn run(file: &Path, json: bool, args: &SandboxArgs) -> Result<u8> {
         Err(e) => {
             stdout.finish()?;
             eprintln!("{e}");
-            if e.kind == ErrorKind::InvalidValue {
+            // The note is about return values, not about a refused input.
+            if e.kind == ErrorKind::InvalidValue && !e.message.starts_with("input") {
                 eprintln!(
                     "note: `moonbox run` prints a chunk's return values as JSON, and this one cannot become JSON; to run the file as lua5.4 would, ignoring what it returns, load it as a module: echo \"require('m')\" | moonbox run --module m=FILE -"
                 );
@@ -154,6 +172,8 @@ fn tool_schema(format: Format, args: &SandboxArgs) -> Result<u8> {
     let format = match format {
         Format::Anthropic => SchemaFormat::Anthropic,
         Format::Openai => SchemaFormat::OpenAi,
+        Format::OpenaiResponses => SchemaFormat::OpenAiResponses,
+        Format::Mcp => SchemaFormat::Mcp,
     };
     let definition = tool::definition(&sandbox, format);
     println!("{}", serde_json::to_string_pretty(&definition)?);
@@ -177,8 +197,9 @@ fn main() -> ExitCode {
             Command::Run {
                 file,
                 json,
+                input,
                 sandbox,
-            } => run(file, *json, sandbox).await,
+            } => run(file, *json, input, sandbox).await,
             Command::Check { file, sandbox } => check(file, sandbox).await,
             Command::ToolSchema { format, sandbox } => tool_schema(*format, sandbox),
         }

@@ -241,6 +241,37 @@ fn check_reports_syntax_errors() {
 }
 
 #[test]
+fn inputs_reach_the_script_as_globals_and_bad_ones_are_refused() {
+    let script = temp_file("inputs.lua", b"return n + 1, user.name, s");
+    let script = script.to_str().unwrap();
+    let out = moonbox(&[
+        "run",
+        "--input",
+        "n=41",
+        "--input",
+        r#"user={"name": "Ada"}"#,
+        "--input",
+        r#"s="') os.exit(9) --""#,
+        script,
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "[42,\"Ada\",\"') os.exit(9) --\"]\n");
+    // A name Lua cannot take is the script's error (exit 1), naming it.
+    let out = moonbox(&["run", "--input", "end=1", script]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("'end'"), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains("note:"));
+    // A value that is not JSON is a usage error (exit 2).
+    let out = moonbox(&["run", "--input", "s=plain text", script]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("is not JSON"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
 fn tool_schema_describes_the_sandbox_and_capabilities() {
     let out = moonbox(&["tool-schema", "--records", "examples/records.json"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
@@ -252,7 +283,7 @@ fn tool_schema_describes_the_sandbox_and_capabilities() {
     );
     let description = schema["description"].as_str().unwrap();
     assert!(
-        description.contains("records.get (1 args)"),
+        description.contains("records.get(id: string) -> table?: "),
         "{description}"
     );
     assert!(
@@ -263,6 +294,18 @@ fn tool_schema_describes_the_sandbox_and_capabilities() {
     let schema: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(schema["type"], "function");
     assert_eq!(schema["function"]["name"], "run_lua");
+    assert_eq!(schema["function"]["strict"], true);
+    let out = moonbox(&["tool-schema", "--format", "openai-responses"]);
+    let schema: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(schema["name"], "run_lua");
+    assert_eq!(schema["strict"], true);
+    let out = moonbox(&["tool-schema", "--format", "mcp"]);
+    let schema: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(schema["inputSchema"]["type"], "object");
+    assert_eq!(
+        schema["outputSchema"]["properties"]["ok"]["type"],
+        "boolean"
+    );
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use schemars::JsonSchema;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
@@ -82,8 +83,20 @@ fn accepts_null<T: DeserializeOwned>() -> bool {
 }
 
 /// Converts one argument, turning serde's message into one a model can act on.
+/// A float with no fraction (Lua's `3.0`) is accepted where an integer is
+/// expected, as Lua's own library accepts it.
 fn argument<T: DeserializeOwned>(position: u32, value: Value) -> Result<T, CapabilityError> {
-    serde_json::from_value(value).map_err(|e| {
+    let first = match T::deserialize(&value) {
+        Ok(v) => return Ok(v),
+        Err(e) => e,
+    };
+    let (value, changed) = integral(value);
+    let result = if changed {
+        serde_json::from_value(value)
+    } else {
+        Err(first)
+    };
+    result.map_err(|e| {
         let text = e.to_string();
         let message = match text
             .strip_prefix("invalid type: ")
@@ -94,6 +107,45 @@ fn argument<T: DeserializeOwned>(position: u32, value: Value) -> Result<T, Capab
         };
         CapabilityError::new(message)
     })
+}
+
+/// The value with every float that has no fraction and fits in an `i64`
+/// made an integer; and whether anything changed.
+fn integral(value: Value) -> (Value, bool) {
+    match value {
+        Value::Number(n) if !n.is_i64() && !n.is_u64() => match n.as_f64() {
+            // The bounds are exact in f64; the cast is exact inside them.
+            Some(f) if f.fract() == 0.0 && (i64::MIN as f64..-(i64::MIN as f64)).contains(&f) => {
+                (Value::from(f as i64), true)
+            }
+            _ => (Value::Number(n), false),
+        },
+        Value::Array(items) => {
+            let mut changed = false;
+            let items = items
+                .into_iter()
+                .map(|v| {
+                    let (v, c) = integral(v);
+                    changed |= c;
+                    v
+                })
+                .collect();
+            (Value::Array(items), changed)
+        }
+        Value::Object(members) => {
+            let mut changed = false;
+            let members = members
+                .into_iter()
+                .map(|(k, v)| {
+                    let (v, c) = integral(v);
+                    changed |= c;
+                    (k, v)
+                })
+                .collect();
+            (Value::Object(members), changed)
+        }
+        other => (other, false),
+    }
 }
 
 impl Args for () {
@@ -187,6 +239,9 @@ pub struct Capability<T> {
     doc: String,
     min_args: u32,
     max_args: u32,
+    arg_names: Vec<String>,
+    params: Option<Arc<[Value]>>,
+    result: Option<Arc<Value>>,
     handler: Handler<T>,
 }
 
@@ -197,6 +252,9 @@ impl<T> Clone for Capability<T> {
             doc: self.doc.clone(),
             min_args: self.min_args,
             max_args: self.max_args,
+            arg_names: self.arg_names.clone(),
+            params: self.params.clone(),
+            result: self.result.clone(),
             handler: self.handler.clone(),
         }
     }
@@ -208,6 +266,7 @@ impl<T> fmt::Debug for Capability<T> {
             .field("name", &self.name)
             .field("doc", &self.doc)
             .field("arity", &(self.min_args, self.max_args))
+            .field("typed", &self.params.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -233,6 +292,163 @@ impl<T> Capability<T> {
     pub fn arity(&self) -> (u32, u32) {
         (self.min_args, self.max_args)
     }
+
+    /// Names the arguments for the tool description and for error messages
+    /// (`argument #1 (id) must be a string`). Extra names are ignored.
+    /// Default: unnamed (`arg1`, `arg2`... in signatures).
+    pub fn arg_names<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.arg_names = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Declares JSON Schemas: one per argument, in order, and optionally the
+    /// result's. Arguments are then checked against them before the handler
+    /// runs (a mismatch is a `capability` error naming the argument and the
+    /// field, which `pcall` catches), and the tool description shows the
+    /// capability as a Lua signature. A missing optional argument (`nil`
+    /// past the fewest the capability accepts) is not checked. Schemas past
+    /// the most arguments are ignored. Default: none, or those the `*_typed`
+    /// constructors derive.
+    ///
+    /// ```
+    /// use moonbox::{Capability, CapabilityError};
+    /// use serde_json::{json, Value};
+    ///
+    /// let search = Capability::<()>::sync("docs.search", |_ctx, (query,): (Value,)| {
+    ///     Ok::<_, CapabilityError>(vec![query["text"].clone()])
+    /// })
+    /// .schemas(
+    ///     vec![json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]})],
+    ///     Some(json!({"type": "array", "items": {"type": "string"}})),
+    /// );
+    /// assert_eq!(search.signature(), "docs.search{text: string} -> string[]");
+    /// ```
+    pub fn schemas(mut self, params: Vec<Value>, result: Option<Value>) -> Self {
+        self.params = Some(params.into());
+        self.result = result.map(Arc::new);
+        self
+    }
+
+    /// The argument schemas, when the capability is typed.
+    pub fn params_schemas(&self) -> Option<&[Value]> {
+        self.params.as_deref()
+    }
+
+    /// The result schema, when declared.
+    pub fn result_schema(&self) -> Option<&Value> {
+        self.result.as_deref()
+    }
+
+    /// The capability as a Lua signature for a model to read:
+    /// `records.get(id: string) -> {name: string, visits: {date: string}[]}`.
+    /// A sole argument that is a record is written as Lua's table call,
+    /// `github.search_issues{query: string, limit?: integer}`. Untyped
+    /// arguments and results are `any`.
+    pub fn signature(&self) -> String {
+        let params = self.params.as_deref().unwrap_or(&[]);
+        let max = self.max_args as usize;
+        let mut text = self.name.clone();
+        match params {
+            [only] if max == 1 && self.arg_names.is_empty() && crate::schema::is_record(only) => {
+                text.push_str(&crate::schema::render(only));
+            }
+            _ => {
+                let args: Vec<String> = (0..max)
+                    .map(|i| {
+                        let name = self
+                            .arg_names
+                            .get(i)
+                            .cloned()
+                            .unwrap_or_else(|| format!("arg{}", i + 1));
+                        let optional = if i >= self.min_args as usize { "?" } else { "" };
+                        let ty = params
+                            .get(i)
+                            .map_or_else(|| "any".to_owned(), crate::schema::render);
+                        format!("{name}{optional}: {ty}")
+                    })
+                    .collect();
+                text.push('(');
+                text.push_str(&args.join(", "));
+                text.push(')');
+            }
+        }
+        let result = self
+            .result
+            .as_deref()
+            .map_or_else(|| "any".to_owned(), crate::schema::render);
+        text.push_str(" -> ");
+        text.push_str(&result);
+        text
+    }
+
+    /// Checks arguments (padded with `null` to the most) against the
+    /// declared schemas; the error names the first argument that fails.
+    fn check_args(&self, values: &[Value]) -> Result<(), CapabilityError> {
+        let Some(params) = self.params.as_deref() else {
+            return Ok(());
+        };
+        for (i, (schema, value)) in params.iter().zip(values).enumerate() {
+            if value.is_null() && i >= self.min_args as usize {
+                continue;
+            }
+            if let Err(why) = crate::schema::check(schema, value) {
+                let label = match self.arg_names.get(i) {
+                    Some(name) => format!("argument #{} ({name})", i + 1),
+                    None => format!("argument #{}", i + 1),
+                };
+                let sep = if why.starts_with('.') { ": " } else { " " };
+                return Err(CapabilityError::new(format!("{label}{sep}{why}")));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Argument tuples whose types describe themselves with a JSON Schema
+/// (schemars' `JsonSchema`), for the `*_typed` constructors.
+pub trait ArgsSchema: Args {
+    /// One schema per argument, in order.
+    fn schemas() -> Vec<Value>;
+}
+
+impl ArgsSchema for () {
+    fn schemas() -> Vec<Value> {
+        Vec::new()
+    }
+}
+
+macro_rules! tuple_schemas {
+    ($($name:ident),+) => {
+        impl<$($name: DeserializeOwned + JsonSchema + Send + 'static),+> ArgsSchema for ($($name,)+) {
+            fn schemas() -> Vec<Value> {
+                vec![$(schema_of::<$name>()),+]
+            }
+        }
+    };
+}
+
+tuple_schemas!(A);
+tuple_schemas!(A, B);
+tuple_schemas!(A, B, C);
+tuple_schemas!(A, B, C, D);
+tuple_schemas!(A, B, C, D, E);
+tuple_schemas!(A, B, C, D, E, F);
+
+/// The schema schemars derives for `T`, as JSON.
+fn schema_of<T: JsonSchema>() -> Value {
+    let mut schema = schemars::SchemaGenerator::default()
+        .into_root_schema_for::<T>()
+        .to_value();
+    // The dialect marker and title add nothing to a check or a signature.
+    if let Some(object) = schema.as_object_mut() {
+        object.remove("$schema");
+        object.remove("title");
+    }
+    schema
 }
 
 impl<T: Send + Sync + 'static> Capability<T> {
@@ -304,6 +520,64 @@ impl<T: Send + Sync + 'static> Capability<T> {
         )
     }
 
+    /// [`Capability::sync`] with JSON Schemas derived from the argument and
+    /// result types (schemars' `JsonSchema`): arguments are checked against
+    /// them at the boundary, and the tool description shows a signature.
+    ///
+    /// ```
+    /// use moonbox::{Capability, CapabilityError};
+    /// use schemars::JsonSchema;
+    /// use serde::Serialize;
+    ///
+    /// #[derive(Serialize, JsonSchema)]
+    /// struct Visit { date: String }
+    /// #[derive(Serialize, JsonSchema)]
+    /// struct Patient { name: String, visits: Vec<Visit> }
+    ///
+    /// let get = Capability::<()>::sync_typed("records.get", |_ctx, (id,): (String,)| {
+    ///     Ok::<_, CapabilityError>(Patient { name: id, visits: vec![] })
+    /// })
+    /// .arg_names(["id"]);
+    /// assert_eq!(
+    ///     get.signature(),
+    ///     "records.get(id: string) -> {name: string, visits: {date: string}[]}"
+    /// );
+    /// ```
+    pub fn sync_typed<A, R, E, F>(name: impl Into<String>, f: F) -> Self
+    where
+        A: ArgsSchema,
+        R: Serialize + JsonSchema,
+        E: Into<CapabilityError>,
+        F: Fn(&T, A) -> Result<R, E> + Send + Sync + 'static,
+    {
+        Self::sync(name, f).schemas(A::schemas(), Some(schema_of::<R>()))
+    }
+
+    /// [`Capability::blocking`] with derived schemas, as
+    /// [`Capability::sync_typed`].
+    pub fn blocking_typed<A, R, E, F>(name: impl Into<String>, f: F) -> Self
+    where
+        A: ArgsSchema,
+        R: Serialize + JsonSchema,
+        E: Into<CapabilityError>,
+        F: Fn(&T, A) -> Result<R, E> + Send + Sync + 'static,
+    {
+        Self::blocking(name, f).schemas(A::schemas(), Some(schema_of::<R>()))
+    }
+
+    /// [`Capability::new`] (async) with derived schemas, as
+    /// [`Capability::sync_typed`].
+    pub fn new_typed<A, R, E, F, Fut>(name: impl Into<String>, f: F) -> Self
+    where
+        A: ArgsSchema,
+        R: Serialize + JsonSchema,
+        E: Into<CapabilityError>,
+        F: Fn(Arc<T>, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<R, E>> + Send + 'static,
+    {
+        Self::new(name, f).schemas(A::schemas(), Some(schema_of::<R>()))
+    }
+
     /// A capability whose handler produces JSON text itself, bounded by the
     /// byte limit it is given (used by [`Records`](crate::Records)).
     pub(crate) fn raw(
@@ -321,6 +595,9 @@ impl<T: Send + Sync + 'static> Capability<T> {
             doc: String::new(),
             min_args,
             max_args,
+            arg_names: Vec::new(),
+            params: None,
+            result: None,
             handler,
         }
     }
@@ -342,6 +619,7 @@ impl<T: Send + Sync + 'static> Capability<T> {
             )));
         }
         values.resize(max, Value::Null);
+        self.check_args(&values)?;
         match &self.handler {
             Handler::Inline(f) => catch_unwind(AssertUnwindSafe(|| f(ctx, values, max_reply)))
                 .unwrap_or_else(|_| Err(panicked())),

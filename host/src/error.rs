@@ -63,6 +63,25 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind, in declaration order (for schemas and exhaustive tests).
+    pub const ALL: &'static [ErrorKind] = &[
+        ErrorKind::Syntax,
+        ErrorKind::Runtime,
+        ErrorKind::Sandboxed,
+        ErrorKind::Capability,
+        ErrorKind::InstructionLimit,
+        ErrorKind::CallDepth,
+        ErrorKind::MemoryLimit,
+        ErrorKind::StringSize,
+        ErrorKind::OutputLimit,
+        ErrorKind::InvalidValue,
+        ErrorKind::FuelExhausted,
+        ErrorKind::Timeout,
+        ErrorKind::SessionPoisoned,
+        ErrorKind::Internal,
+        ErrorKind::Cancelled,
+    ];
+
     /// The `snake_case` name used in JSON and in `error[...]` lines.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -330,6 +349,36 @@ impl Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn all_lists_every_kind_once_with_its_serde_name() {
+        // A new variant must be added here, which the match below enforces.
+        for kind in ErrorKind::ALL {
+            match kind {
+                ErrorKind::Syntax
+                | ErrorKind::Runtime
+                | ErrorKind::Sandboxed
+                | ErrorKind::Capability
+                | ErrorKind::InstructionLimit
+                | ErrorKind::CallDepth
+                | ErrorKind::MemoryLimit
+                | ErrorKind::StringSize
+                | ErrorKind::OutputLimit
+                | ErrorKind::InvalidValue
+                | ErrorKind::FuelExhausted
+                | ErrorKind::Timeout
+                | ErrorKind::SessionPoisoned
+                | ErrorKind::Internal
+                | ErrorKind::Cancelled => {}
+            }
+            let json = serde_json::to_value(kind).unwrap();
+            assert_eq!(json, kind.as_str());
+        }
+        let mut names: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+        names.sort_unstable();
+        names.dedup();
+        assert_eq!(names.len(), 15);
+    }
 
     #[test]
     fn display_is_one_line() {

@@ -74,11 +74,12 @@ mod prepared;
 mod records;
 mod report;
 mod sandbox;
+mod schema;
 mod script;
 mod session;
 pub mod tool;
 
-pub use capability::{Args, Capability, CapabilityError};
+pub use capability::{Args, ArgsSchema, Capability, CapabilityError};
 pub use config::{DEFAULT_CHUNK_NAME, Determinism};
 pub use engine::{Engine, EngineBuilder};
 pub use error::{Error, ErrorKind, EvalError};

@@ -106,7 +106,12 @@ impl Records {
             }
         };
         Capability::raw("records.get", 1, 1, Arc::new(get))
-        .doc("records.get(id: string) -> table|nil: the record with this id, or nil if there is none.")
+            .doc("The record with this id, or nil if there is none.")
+            .arg_names(["id"])
+            .schemas(
+                vec![serde_json::json!({"type": "string"})],
+                Some(serde_json::json!({"type": ["object", "null"]})),
+            )
     }
 }
 

@@ -24,30 +24,78 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::error::EvalError;
+use crate::error::{ErrorKind, EvalError};
 use crate::outcome::EvalOutput;
 use crate::report::Report;
 use crate::sandbox::Sandbox;
+use crate::script::Script;
 
 /// The tool's name.
 pub const NAME: &str = "run_lua";
 
 /// Which API's tool format to produce.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
 pub enum SchemaFormat {
-    /// `{"name", "description", "input_schema"}`.
+    /// Anthropic's Messages API: `{"name", "description", "input_schema"}`.
     #[default]
     Anthropic,
-    /// `{"type": "function", "function": {"name", "description", "parameters"}}`.
+    /// OpenAI's Chat Completions API:
+    /// `{"type": "function", "function": {"name", "description", "parameters", "strict"}}`.
     OpenAi,
+    /// OpenAI's Responses API, flat and strict:
+    /// `{"type": "function", "name", "description", "parameters", "strict": true}`.
+    OpenAiResponses,
+    /// A Model Context Protocol tool: `{"name", "description", "inputSchema",
+    /// "outputSchema"}`; the output schema is the [`Report`]'s.
+    Mcp,
 }
 
 /// The tool's input, as a model sends it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+///
+/// `inputs` is an object of name to JSON value in the Anthropic and MCP
+/// forms; OpenAI's strict mode cannot describe a free-form object, so there
+/// it is a string holding that object's JSON (or `null`).
+/// [`RunLua::script`] accepts both.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunLua {
     /// The Lua chunk to run.
     pub code: String,
+    /// Globals set before the chunk runs: an object, or its JSON text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inputs: Option<Value>,
+}
+
+impl RunLua {
+    /// The [`Script`] to run: the code, and the inputs decoded from either
+    /// form.
+    ///
+    /// ```
+    /// use moonbox::tool::RunLua;
+    /// let call: RunLua = serde_json::from_str(r#"{"code": "return n", "inputs": "{\"n\": 1}"}"#).unwrap();
+    /// let script = call.script().unwrap();
+    /// assert_eq!(script.input_values()[0].0, "n");
+    /// ```
+    ///
+    /// # Errors
+    /// A message for the model when `inputs` is neither an object, its JSON
+    /// text, nor null.
+    pub fn script(&self) -> Result<Script, String> {
+        let inputs = match &self.inputs {
+            None | Some(Value::Null) => serde_json::Map::new(),
+            Some(Value::Object(map)) => map.clone(),
+            Some(Value::String(text)) if text.trim().is_empty() => serde_json::Map::new(),
+            Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
+                Ok(Value::Object(map)) => map,
+                Ok(Value::Null) => serde_json::Map::new(),
+                Ok(_) => return Err("inputs must be a JSON object of name to value".to_owned()),
+                Err(e) => return Err(format!("inputs is not valid JSON: {e}")),
+            },
+            Some(_) => return Err("inputs must be an object of name to value".to_owned()),
+        };
+        Ok(Script::new(self.code.as_bytes()).inputs(inputs))
+    }
 }
 
 /// The tool description: the sandbox, its limits, and every capability and
@@ -84,20 +132,27 @@ pub fn description<T: Send + Sync + 'static>(sandbox: &Sandbox<T>) -> String {
     if capabilities.is_empty() {
         d.push_str("No host functions are available.\n");
     } else {
-        d.push_str("Host functions (errors they raise can be caught with pcall):\n");
+        d.push_str(
+            "Host functions (Lua signatures: `T?` may be nil, `T[]` is an array, `{a: T}` a table with \
+             field a; `f{...}` is called with one table; errors they raise can be caught with pcall):\n",
+        );
         for cap in capabilities {
-            let (min, max) = cap.arity();
-            let args = if min == max {
-                format!("{min}")
-            } else {
-                format!("{min}-{max}")
-            };
             let doc = if cap.description().is_empty() {
                 "(no description)"
             } else {
                 cap.description()
             };
-            let _ = writeln!(d, "- {} ({args} args): {doc}", cap.name());
+            if cap.params_schemas().is_some() {
+                let _ = writeln!(d, "- {}: {doc}", cap.signature());
+            } else {
+                let (min, max) = cap.arity();
+                let args = if min == max {
+                    format!("{min}")
+                } else {
+                    format!("{min}-{max}")
+                };
+                let _ = writeln!(d, "- {} ({args} args): {doc}", cap.name());
+            }
         }
     }
     let modules = sandbox.modules();
@@ -107,6 +162,9 @@ pub fn description<T: Send + Sync + 'static>(sandbox: &Sandbox<T>) -> String {
     if !allowed.is_empty() {
         let _ = writeln!(d, "Also allowed: {}.", allowed.join(", "));
     }
+    d.push_str(
+        "Pass data through `inputs` (name -> JSON value; each becomes a global) instead of writing it into the code.\n",
+    );
     d
 }
 
@@ -131,24 +189,131 @@ fn size(bytes: u64) -> String {
     }
 }
 
-/// The full tool definition in the given format.
-pub fn definition<T: Send + Sync + 'static>(sandbox: &Sandbox<T>, format: SchemaFormat) -> Value {
-    let schema = json!({
+/// The tool's input schema: `code`, and `inputs` as an object of name to
+/// JSON value. With `strict` (OpenAI's strict mode, where every property is
+/// required and no object is free-form), `inputs` is a JSON string or
+/// `null` instead.
+pub fn input_schema(strict: bool) -> Value {
+    let code = json!({ "type": "string", "description": "The Lua 5.4 chunk to run." });
+    if strict {
+        json!({
+            "type": "object",
+            "properties": {
+                "code": code,
+                "inputs": {
+                    "type": ["string", "null"],
+                    "description": "Globals to set before the chunk runs, as the JSON text of an object of name to value (null for none)."
+                }
+            },
+            "required": ["code", "inputs"],
+            "additionalProperties": false
+        })
+    } else {
+        json!({
+            "type": "object",
+            "properties": {
+                "code": code,
+                "inputs": {
+                    "type": "object",
+                    "description": "Globals to set before the chunk runs: name (a Lua identifier) to JSON value.",
+                    "additionalProperties": true
+                }
+            },
+            "required": ["code"],
+            "additionalProperties": false
+        })
+    }
+}
+
+/// The JSON Schema of a result: the [`Report`], as [`result`] returns it
+/// and an MCP server's `structuredContent` carries it.
+pub fn output_schema() -> Value {
+    let kinds: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+    let count = json!({ "type": ["integer", "null"], "minimum": 0 });
+    json!({
         "type": "object",
         "properties": {
-            "code": { "type": "string", "description": "The Lua 5.4 chunk to run." }
+            "version": { "type": "integer", "const": Report::VERSION },
+            "ok": { "type": "boolean" },
+            "values": { "type": "array", "description": "The chunk's return values, as JSON." },
+            "output": { "type": "string", "description": "What the script wrote (invalid UTF-8 replaced)." },
+            "output_base64": { "type": "string", "description": "The exact output bytes, present only when they are not UTF-8." },
+            "exit_code": { "type": ["integer", "null"] },
+            "error": {
+                "anyOf": [
+                    { "type": "null" },
+                    {
+                        "type": "object",
+                        "properties": {
+                            "kind": { "type": "string", "enum": kinds },
+                            "message": { "type": "string" },
+                            "chunk": { "type": "string" },
+                            "line": { "type": ["integer", "null"], "minimum": 0 },
+                            "traceback": { "type": ["string", "null"] },
+                            "summary": { "type": "string", "description": "The one line to read first." }
+                        },
+                        "required": ["kind", "message", "chunk", "line", "traceback", "summary"]
+                    }
+                ]
+            },
+            "stats": {
+                "type": "object",
+                "properties": {
+                    "instructions": count,
+                    "peak_memory_bytes": count,
+                    "fuel_used": { "type": "integer", "minimum": 0 },
+                    "wall_time_us": { "type": "integer", "minimum": 0 },
+                    "capability_calls": { "type": "integer", "minimum": 0 },
+                    "output_bytes": { "type": "integer", "minimum": 0 }
+                }
+            }
         },
-        "required": ["code"],
-        "additionalProperties": false
-    });
+        "required": ["version", "ok", "values", "output", "exit_code", "error", "stats"]
+    })
+}
+
+/// The full tool definition in the given format.
+///
+/// ```
+/// use moonbox::tool::{self, SchemaFormat};
+/// # fn main() -> Result<(), moonbox::Error> {
+/// let sandbox = moonbox::Sandbox::builder().build()?;
+/// let responses = tool::definition(&sandbox, SchemaFormat::OpenAiResponses);
+/// assert_eq!(responses["strict"], true);
+/// assert_eq!(responses["parameters"]["required"], serde_json::json!(["code", "inputs"]));
+/// let mcp = tool::definition(&sandbox, SchemaFormat::Mcp);
+/// assert_eq!(mcp["outputSchema"]["type"], "object");
+/// # Ok(()) }
+/// ```
+pub fn definition<T: Send + Sync + 'static>(sandbox: &Sandbox<T>, format: SchemaFormat) -> Value {
     let description = description(sandbox);
     match format {
-        SchemaFormat::Anthropic => {
-            json!({ "name": NAME, "description": description, "input_schema": schema })
-        }
+        SchemaFormat::Anthropic => json!({
+            "name": NAME,
+            "description": description,
+            "input_schema": input_schema(false)
+        }),
         SchemaFormat::OpenAi => json!({
             "type": "function",
-            "function": { "name": NAME, "description": description, "parameters": schema }
+            "function": {
+                "name": NAME,
+                "description": description,
+                "parameters": input_schema(true),
+                "strict": true
+            }
+        }),
+        SchemaFormat::OpenAiResponses => json!({
+            "type": "function",
+            "name": NAME,
+            "description": description,
+            "parameters": input_schema(true),
+            "strict": true
+        }),
+        SchemaFormat::Mcp => json!({
+            "name": NAME,
+            "description": description,
+            "inputSchema": input_schema(false),
+            "outputSchema": output_schema()
         }),
     }
 }
@@ -157,6 +322,39 @@ pub fn definition<T: Send + Sync + 'static>(sandbox: &Sandbox<T>, format: Schema
 /// JSON. `error.summary` is the one line to read first.
 pub fn result(outcome: &Result<EvalOutput, EvalError>) -> Value {
     Report::from(outcome).to_json()
+}
+
+/// The outcome as text for a model that reads text: on success, what the
+/// script wrote followed by its values as one JSON array line; on failure,
+/// what it wrote followed by the error's one line.
+///
+/// ```
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let sandbox = moonbox::Sandbox::builder().build()?;
+/// let ok = sandbox.eval("print('hi') return 1, 'a'").await;
+/// assert_eq!(moonbox::tool::summary(&ok), "hi\n[1,\"a\"]");
+/// let err = sandbox.eval("error('no')").await;
+/// assert_eq!(moonbox::tool::summary(&err), "error[runtime]: main.lua:1: no");
+/// # Ok(()) }
+/// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+/// ```
+pub fn summary(outcome: &Result<EvalOutput, EvalError>) -> String {
+    let (output, last) = match outcome {
+        Ok(out) => (
+            &out.output,
+            match out.exit_code {
+                Some(code) => format!("(the script exited with status {code})"),
+                None => Value::Array(out.values.clone()).to_string(),
+            },
+        ),
+        Err(e) => (&e.output, e.to_string()),
+    };
+    let mut text = output.to_str_lossy().into_owned();
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(&last);
+    text
 }
 
 #[cfg(test)]

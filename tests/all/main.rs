@@ -12,4 +12,5 @@ mod runtimes;
 mod sandbox;
 mod sessions;
 mod support;
+mod typed;
 mod values;
