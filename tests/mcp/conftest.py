@@ -57,6 +57,11 @@ def moonbox_bin() -> str:
     return str(REPO / "target" / "debug" / "moonbox")
 
 
+def server_env() -> dict[str, str]:
+    """This environment without a token, so each test's flags alone decide whether one is needed."""
+    return {k: v for k, v in os.environ.items() if k != "MOONBOX_MCP_TOKEN"}
+
+
 def upstream_flag(name: str = "demo") -> str:
     """The `--upstream` value that starts tests/mcp/upstream_server.py under this Python."""
     return f"{name}={sys.executable} {HERE / 'upstream_server.py'}"
@@ -97,6 +102,7 @@ class Server:
             self.proc = subprocess.Popen(
                 [self.binary, "mcp", *self.flags, "--http", f"127.0.0.1:{self.port}"],
                 stdin=subprocess.DEVNULL,
+                env=server_env(),
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
@@ -143,7 +149,7 @@ class Server:
     async def connect(self, headers: dict[str, str] | None = None) -> AsyncIterator[Connection]:
         """An initialized MCP client session over this server's transport."""
         if self.transport == "stdio":
-            params = StdioServerParameters(command=self.binary, args=["mcp", *self.flags], env=dict(os.environ))
+            params = StdioServerParameters(command=self.binary, args=["mcp", *self.flags], env=server_env())
             with open(self.log_path, "a") as errlog:
                 async with stdio_client(params, errlog=errlog) as (read, write):
                     async with ClientSession(read, write) as session:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest import Server, free_port, report_of, run_lua
+from conftest import Server, free_port, report_of, run_lua, server_env
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -67,6 +67,7 @@ def test_non_loopback_bind_without_token_refuses_to_start(moonbox_bin: str) -> N
     proc = subprocess.run(
         [moonbox_bin, "mcp", "--http", f"0.0.0.0:{free_port()}"],
         stdin=subprocess.DEVNULL,
+        env=server_env(),
         capture_output=True,
         text=True,
         timeout=60,

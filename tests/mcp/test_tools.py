@@ -129,6 +129,17 @@ async def test_inputs_become_globals(server: Server) -> None:
         assert report_of(result)["values"] == ["Ada:3", 30, False]
 
 
+async def test_invalid_inputs_are_refused(server: Server) -> None:
+    """Inputs that cannot become Lua globals, or are not an object, fail the call without running it."""
+    async with server.connect() as conn:
+        s = conn.session
+        message = await failure_text(run_lua(s, "print('ran') return 1", inputs={"not a name": 1}))
+        assert "not a name" in message
+        assert "ran" not in message
+        assert "inputs" in await failure_text(run_lua(s, "return 1", inputs=5))
+        assert "code" in await failure_text(s.call_tool("run_lua", {}))
+
+
 async def test_inputs_do_not_leak_between_runs(server: Server) -> None:
     """Inputs given to one stateless run are not there in the next."""
     async with server.connect() as conn:
@@ -162,9 +173,11 @@ async def test_closed_session_is_unknown(server: Server) -> None:
 
 
 async def test_unknown_session_is_an_error(server: Server) -> None:
-    """run_lua on a session that never existed fails, naming it."""
+    """run_lua and close_session on a session that never existed fail, naming it."""
     async with server.connect() as conn:
         assert "no-such-session" in await failure_text(run_lua(conn.session, "return 1", session="no-such-session"))
+        closing = conn.session.call_tool("close_session", {"session": "no-such-session"})
+        assert "no-such-session" in await failure_text(closing)
 
 
 @pytest.mark.server_flags("--session-ttl", "1s")
