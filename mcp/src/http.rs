@@ -1,0 +1,199 @@
+//! The streamable HTTP transport: rmcp's tower service at `/mcp`, behind a
+//! bearer-token check when a token is configured.
+//!
+//! Defences, in the order a request meets them:
+//! 1. the token (when configured): `Authorization: Bearer TOKEN`, compared
+//!    in constant time, else 401;
+//! 2. `Host` (on a loopback address): only loopback names, else 403, so
+//!    that a DNS-rebound name cannot reach the server;
+//! 3. `Origin`: absent, loopback, or on the allow-list, else 403, so that
+//!    a web page the user visits cannot drive the server.
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use subtle::ConstantTimeEq;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::HttpConfig;
+use crate::error::Error;
+use crate::server::McpServer;
+
+/// The path the MCP endpoint is served at.
+pub const PATH: &str = "/mcp";
+
+/// A bound HTTP server, ready to [`run`](HttpServer::run).
+pub struct HttpServer {
+    listener: TcpListener,
+    router: Router,
+    stop: CancellationToken,
+    sweeper: CancellationToken,
+}
+
+impl std::fmt::Debug for HttpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpServer")
+            .field("addr", &self.listener.local_addr().ok())
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// Checks `http` and binds its address; the MCP endpoint is at
+    /// [`PATH`] (`/mcp`).
+    ///
+    /// # Errors
+    /// [`Error::TokenRequired`] for a non-loopback address without a token,
+    /// [`Error::BadToken`] or [`Error::BadOrigin`] for unusable settings,
+    /// [`Error::Bind`] when the address cannot be bound.
+    ///
+    /// # Cancel safety
+    /// Dropping the future before it completes binds nothing.
+    pub async fn bind_http(self, http: HttpConfig) -> Result<HttpServer, Error> {
+        http.validate()?;
+        let listener = TcpListener::bind(http.addr)
+            .await
+            .map_err(|source| Error::Bind {
+                addr: http.addr,
+                source,
+            })?;
+        let stop = CancellationToken::new();
+        let mut origins: Vec<String> = HttpConfig::LOOPBACK_ORIGINS
+            .iter()
+            .map(|o| (*o).to_owned())
+            .collect();
+        origins.extend(http.allowed_origins.iter().cloned());
+        // The whole body: code and inputs, each up to max_code_bytes, with
+        // room for JSON escaping and the envelope.
+        let max_code = usize::try_from(self.config().max_code_bytes).unwrap_or(usize::MAX);
+        let max_body = max_code.saturating_mul(2).saturating_add(1 << 20);
+        let mut config = StreamableHttpServerConfig::default()
+            .with_allowed_origins(origins)
+            .enforce_origin_validation()
+            .with_max_request_body_bytes(max_body)
+            .with_cancellation_token(stop.child_token());
+        if !http.addr.ip().is_loopback() {
+            // Clients reach a public address by names this server cannot
+            // know; the token, required here, is what keeps strangers out.
+            config = config.disable_allowed_hosts();
+        }
+        let sweeper = self.spawn_sweeper();
+        let server = self;
+        let service = StreamableHttpService::new(
+            move || Ok(server.clone()),
+            Arc::new(LocalSessionManager::default()),
+            config,
+        );
+        let mut router = Router::new().route_service(PATH, service);
+        if let Some(token) = http.token {
+            router = router.layer(middleware::from_fn_with_state(
+                Arc::new(Token(token)),
+                require_token,
+            ));
+        }
+        Ok(HttpServer {
+            listener,
+            router,
+            stop,
+            sweeper,
+        })
+    }
+}
+
+impl HttpServer {
+    /// The address the server listens on (with the port the system chose
+    /// when the configured port is 0).
+    ///
+    /// # Errors
+    /// The system's error when the socket cannot say.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Serves until an I/O error stops the listener.
+    ///
+    /// # Errors
+    /// [`Error::Io`] from the listener.
+    ///
+    /// # Cancel safety
+    /// Dropping the future stops accepting connections and closes the MCP
+    /// sessions, cancelling their calls in flight.
+    pub async fn run(self) -> Result<(), Error> {
+        self.run_until(std::future::pending()).await
+    }
+
+    /// Serves until `shutdown` completes, then stops accepting connections
+    /// and lets open requests finish.
+    ///
+    /// # Errors
+    /// [`Error::Io`] from the listener.
+    ///
+    /// # Cancel safety
+    /// As for [`HttpServer::run`].
+    pub async fn run_until(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), Error> {
+        let _guards = (self.stop.drop_guard(), self.sweeper.drop_guard());
+        axum::serve(self.listener, self.router)
+            .with_graceful_shutdown(shutdown)
+            .await?;
+        Ok(())
+    }
+}
+
+/// The configured bearer token.
+struct Token(String);
+
+impl Token {
+    /// Whether an `Authorization` header carries this token.
+    fn admits(&self, header: Option<&HeaderValue>) -> bool {
+        let Some(value) = header.and_then(|v| v.to_str().ok()) else {
+            return false;
+        };
+        let Some((scheme, given)) = value.split_once(' ') else {
+            return false;
+        };
+        scheme.eq_ignore_ascii_case("bearer")
+            && bool::from(given.trim().as_bytes().ct_eq(self.0.as_bytes()))
+    }
+}
+
+async fn require_token(State(token): State<Arc<Token>>, request: Request, next: Next) -> Response {
+    if token.admits(request.headers().get(header::AUTHORIZATION)) {
+        return next.run(request).await;
+    }
+    (
+        StatusCode::UNAUTHORIZED,
+        [(header::WWW_AUTHENTICATE, "Bearer")],
+        "Unauthorized: send Authorization: Bearer <token>\n",
+    )
+        .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_exact_token_is_admitted() {
+        let token = Token("0123456789abcdef0123456789abcdef".to_owned());
+        let header = |s: &str| HeaderValue::from_str(s).ok();
+        assert!(token.admits(header("Bearer 0123456789abcdef0123456789abcdef").as_ref()));
+        assert!(token.admits(header("bearer 0123456789abcdef0123456789abcdef").as_ref()));
+        assert!(!token.admits(header("Bearer 0123456789abcdef0123456789abcde").as_ref()));
+        assert!(!token.admits(header("Bearer 0123456789abcdef0123456789abcdef0").as_ref()));
+        assert!(!token.admits(header("Basic 0123456789abcdef0123456789abcdef").as_ref()));
+        assert!(!token.admits(header("0123456789abcdef0123456789abcdef").as_ref()));
+        assert!(!token.admits(None));
+    }
+}

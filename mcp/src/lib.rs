@@ -1,0 +1,49 @@
+//! An MCP server that offers a moonbox sandbox to a model as tools.
+//!
+//! Three tools: `run_lua` runs a Lua 5.4 chunk (with optional named
+//! `inputs`, in an optional `session`), `new_session` opens a session whose
+//! globals persist across calls, and `close_session` closes one. Every
+//! `run_lua` result carries one line of text for the model, the moonbox
+//! [`Report`](moonbox::Report) as `structuredContent`, and `isError` when
+//! the script failed or hit a limit.
+//!
+//! The server speaks MCP over standard input and output
+//! ([`McpServer::serve_stdio`]) or over streamable HTTP
+//! ([`McpServer::bind_http`]), which checks `Origin` against an allow-list
+//! and, when configured, a bearer token on every request.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let sandbox = moonbox::Sandbox::builder().build()?;
+//! let server = moonbox_mcp::McpServer::new(sandbox, moonbox_mcp::ServerConfig::default())?;
+//! server.serve_stdio().await?;
+//! # Ok(()) }
+//! ```
+//!
+//! # Cancellation and streamed output
+//!
+//! A `notifications/cancelled` for a running `run_lua` stops its eval
+//! through the session's [`CancelHandle`](moonbox::CancelHandle); the
+//! session cannot run code afterwards. When a call carries a
+//! `progressToken`, what the script writes is sent as
+//! `notifications/progress` while it runs (coalesced, and bounded in
+//! memory); the final result still carries all of it.
+
+#![deny(missing_docs)]
+#![warn(unreachable_pub)]
+#![allow(
+    clippy::result_large_err,
+    reason = "EvalError is a plain serde record that callers match on and serialize; boxing it would only add indirection"
+)]
+
+mod config;
+mod error;
+mod http;
+mod progress;
+mod server;
+mod sessions;
+
+pub use config::{HttpConfig, ServerConfig};
+pub use error::Error;
+pub use http::{HttpServer, PATH};
+pub use server::McpServer;

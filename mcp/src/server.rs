@@ -1,0 +1,521 @@
+//! The MCP server: its tools, and how a call runs.
+
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use moonbox::{EvalError, EvalOutput, Report, Sandbox, Script, tool};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
+    ServerConfig as ServerInfo, Tool,
+};
+use rmcp::service::{RequestContext, RoleServer};
+use rmcp::{ErrorData, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+use tokio::sync::Semaphore;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::ServerConfig;
+use crate::error::{Error, ToolError, human};
+use crate::progress::Progress;
+use crate::sessions::{Sessions, Slot};
+
+/// The tool that runs Lua.
+const RUN_LUA: &str = tool::NAME;
+/// The tool that opens a session.
+const NEW_SESSION: &str = "new_session";
+/// The tool that closes a session.
+const CLOSE_SESSION: &str = "close_session";
+
+/// The MCP server: a sandbox offered as the `run_lua`, `new_session` and
+/// `close_session` tools.
+///
+/// Cheap to clone: clones share the sandbox and the sessions, so one server
+/// can answer many connections (each HTTP client gets a clone), and a
+/// session id opened on one connection works on another.
+#[derive(Clone)]
+pub struct McpServer {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    sandbox: Sandbox,
+    config: ServerConfig,
+    sessions: Sessions,
+    /// Bounds the calls without a session that run at once.
+    fresh: Semaphore,
+    tools: Vec<Tool>,
+}
+
+impl std::fmt::Debug for McpServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("McpServer")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+impl McpServer {
+    /// A server for `sandbox`.
+    ///
+    /// # Errors
+    /// [`Error::Config`] when a field of `config` is out of bounds.
+    pub fn new(sandbox: Sandbox, config: ServerConfig) -> Result<McpServer, Error> {
+        config.validate()?;
+        let tools = tools(&sandbox, &config);
+        Ok(McpServer {
+            inner: Arc::new(Inner {
+                sessions: Sessions::new(sandbox.clone(), config.max_sessions, config.session_ttl),
+                fresh: Semaphore::new(config.max_sessions),
+                sandbox,
+                config,
+                tools,
+            }),
+        })
+    }
+
+    /// The configuration the server runs with.
+    pub fn config(&self) -> &ServerConfig {
+        &self.inner.config
+    }
+
+    /// The tool definitions the server lists.
+    pub fn tools(&self) -> &[Tool] {
+        &self.inner.tools
+    }
+
+    /// Serves one client over standard input and output until it closes
+    /// the connection.
+    ///
+    /// # Errors
+    /// [`Error::Protocol`] when the handshake fails or the connection
+    /// breaks.
+    ///
+    /// # Cancel safety
+    /// Dropping the future closes the connection and cancels the calls in
+    /// flight; the sessions stay open in other clones of the server.
+    pub async fn serve_stdio(self) -> Result<(), Error> {
+        let sweeper = self.spawn_sweeper();
+        let running = self
+            .serve(rmcp::transport::io::stdio())
+            .await
+            .map_err(|e| Error::Protocol(e.to_string()))?;
+        let result = running.waiting().await;
+        sweeper.cancel();
+        result.map(drop).map_err(|e| Error::Protocol(e.to_string()))
+    }
+
+    /// Starts a task that closes idle sessions every so often, until the
+    /// returned token is cancelled or the server is dropped.
+    pub(crate) fn spawn_sweeper(&self) -> CancellationToken {
+        let stop = CancellationToken::new();
+        let weak: Weak<Inner> = Arc::downgrade(&self.inner);
+        let every = (self.inner.config.session_ttl / 4)
+            .clamp(Duration::from_millis(100), Duration::from_secs(30));
+        let token = stop.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = token.cancelled() => return,
+                    () = tokio::time::sleep(every) => {}
+                }
+                match weak.upgrade() {
+                    Some(inner) => inner.sessions.sweep(),
+                    None => return,
+                }
+            }
+        });
+        stop
+    }
+
+    async fn run_lua(&self, args: JsonObject, ctx: &RequestContext<RoleServer>) -> CallToolResult {
+        let call = match RunCall::parse(args, self.inner.config.max_code_bytes) {
+            Ok(call) => call,
+            Err(e) => return refused(&e),
+        };
+        let outcome = match &call.session {
+            Some(id) => match self.inner.sessions.get(id) {
+                Ok(slot) => {
+                    let outcome = self.run_in(&slot, Some(id), call.script, ctx).await;
+                    self.inner.sessions.touch(id);
+                    outcome
+                }
+                Err(e) => Err(e),
+            },
+            None => self.run_fresh(call.script, ctx).await,
+        };
+        match outcome {
+            Ok((outcome, restarted)) => finished(&outcome, restarted),
+            Err(e) => refused(&e),
+        }
+    }
+
+    /// Runs in a session made for this call, then discards it.
+    async fn run_fresh(
+        &self,
+        script: Script,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<Ran, ToolError> {
+        let _permit = tokio::select! {
+            permit = self.inner.fresh.acquire() => permit.map_err(|_| ToolError::Cancelled)?,
+            () = ctx.ct.cancelled() => return Err(ToolError::Cancelled),
+        };
+        let session = tokio::select! {
+            session = self.inner.sandbox.session(()) => session,
+            () = ctx.ct.cancelled() => return Err(ToolError::Cancelled),
+        };
+        match session {
+            Ok(session) => self.run_in(&Slot::new(session), None, script, ctx).await,
+            // A session that cannot start (a limit too small for it) is the
+            // call's outcome, reported like any other.
+            Err(e) => match e.eval_error() {
+                Some(stop) => Ok((Err(stop.clone()), None)),
+                None => Err(ToolError::Start(e.to_string())),
+            },
+        }
+    }
+
+    /// Runs `script` in the session of `slot`: the named session `id`, or
+    /// (`None`) one made for the call.
+    ///
+    /// When the eval leaves a named session unusable (it was cancelled, or
+    /// the outer wall stopped it), the session is restarted with fresh
+    /// globals before the call returns, and the result says so: the id
+    /// stays valid, as a model that cancelled a run expects.
+    ///
+    /// # Cancel safety
+    /// Dropping the future mid-eval poisons the session (the library's
+    /// rule) and stops its progress notifications. A cancelled request
+    /// does not drop it: it cancels the eval and waits for its end.
+    async fn run_in(
+        &self,
+        slot: &Slot,
+        id: Option<&str>,
+        script: Script,
+        ctx: &RequestContext<RoleServer>,
+    ) -> Result<Ran, ToolError> {
+        let Ok(mut session) = slot.session.try_lock() else {
+            return Err(ToolError::Busy(id.unwrap_or_default().to_owned()));
+        };
+        let progress = ctx.meta.get_progress_token().map(|token| {
+            Progress::start(ctx.peer.clone(), token, self.inner.config.progress_interval)
+        });
+        session.set_output_sink(progress.as_ref().map(Progress::sink));
+        let outcome = {
+            let run = session.run(script);
+            tokio::pin!(run);
+            tokio::select! {
+                outcome = &mut run => outcome,
+                () = ctx.ct.cancelled() => {
+                    // The eval stops at its next step and keeps what it
+                    // wrote; the session cannot run code afterwards.
+                    slot.cancel();
+                    run.await
+                }
+            }
+        };
+        session.set_output_sink(None);
+        if let Some(progress) = progress {
+            progress.finish().await;
+        }
+        let mut restarted = None;
+        if let Some(id) = id
+            && session.is_poisoned()
+        {
+            // Held under the session's lock, so no call sees the poisoned
+            // session in between. A failed restart leaves it poisoned:
+            // later calls then say why they cannot run.
+            if let Ok(fresh) = self.inner.sandbox.session(()).await {
+                slot.replace(&mut session, fresh);
+                restarted = Some(id.to_owned());
+            }
+        }
+        Ok((outcome, restarted))
+    }
+
+    async fn new_session(&self) -> CallToolResult {
+        match self.inner.sessions.open().await {
+            Ok(id) => {
+                let mut result = CallToolResult::success(vec![ContentBlock::text(id.clone())]);
+                result.structured_content = Some(json!({ "session": id }));
+                result
+            }
+            Err(e) => refused(&e),
+        }
+    }
+
+    fn close_session(&self, args: JsonObject) -> CallToolResult {
+        let id = match session_arg(&args, CLOSE_SESSION, true) {
+            Ok(Some(id)) => id,
+            Ok(None) => {
+                return refused(&ToolError::Arguments(
+                    "`session` is required: the id new_session returned".to_owned(),
+                ));
+            }
+            Err(e) => return refused(&e),
+        };
+        match self.inner.sessions.close(&id) {
+            Ok(()) => {
+                let mut result = CallToolResult::success(vec![ContentBlock::text(format!(
+                    "closed session {id}"
+                ))]);
+                result.structured_content = Some(json!({ "session": id, "closed": true }));
+                result
+            }
+            Err(e) => refused(&e),
+        }
+    }
+}
+
+/// An eval's outcome, and the id of its session when the session was
+/// restarted after it.
+type Ran = (Result<EvalOutput, EvalError>, Option<String>);
+
+/// A `run_lua` call's arguments, checked.
+struct RunCall {
+    script: Script,
+    session: Option<String>,
+}
+
+impl RunCall {
+    fn parse(mut args: JsonObject, max_bytes: u64) -> Result<RunCall, ToolError> {
+        if let Some(unknown) = args
+            .keys()
+            .find(|k| !matches!(k.as_str(), "code" | "inputs" | "session"))
+        {
+            return Err(ToolError::Arguments(format!(
+                "run_lua takes code, inputs and session, not '{}'",
+                unknown.chars().take(64).collect::<String>()
+            )));
+        }
+        let session = session_arg(&args, RUN_LUA, false)?;
+        let code = match args.remove("code") {
+            Some(Value::String(code)) => code,
+            Some(_) => {
+                return Err(ToolError::Arguments(
+                    "`code` must be a string of Lua source".to_owned(),
+                ));
+            }
+            None => {
+                return Err(ToolError::Arguments(
+                    "`code` is required: the Lua chunk to run".to_owned(),
+                ));
+            }
+        };
+        check_size("code", code.len(), max_bytes)?;
+        let inputs = match args.remove("inputs") {
+            None | Some(Value::Null) => JsonObject::new(),
+            Some(Value::Object(inputs)) => inputs,
+            // Some clients can only send strings: accept a JSON object in
+            // one, as the strict tool schema describes it.
+            Some(Value::String(text)) => {
+                check_size("inputs", text.len(), max_bytes)?;
+                match serde_json::from_str(&text) {
+                    Ok(Value::Object(inputs)) => inputs,
+                    _ => {
+                        return Err(ToolError::Arguments(
+                            "`inputs` must be an object of name -> JSON value".to_owned(),
+                        ));
+                    }
+                }
+            }
+            Some(_) => {
+                return Err(ToolError::Arguments(
+                    "`inputs` must be an object of name -> JSON value".to_owned(),
+                ));
+            }
+        };
+        if !inputs.is_empty() {
+            let len = serde_json::to_vec(&inputs).map_or(usize::MAX, |v| v.len());
+            check_size("inputs", len, max_bytes)?;
+        }
+        Ok(RunCall {
+            script: Script::new(code).inputs(inputs),
+            session,
+        })
+    }
+}
+
+fn check_size(what: &'static str, len: usize, max: u64) -> Result<(), ToolError> {
+    let len = u64::try_from(len).unwrap_or(u64::MAX);
+    if len > max {
+        return Err(ToolError::TooLarge { what, len, max });
+    }
+    Ok(())
+}
+
+/// The `session` argument: absent or null is `None`.
+fn session_arg(args: &JsonObject, tool: &str, only: bool) -> Result<Option<String>, ToolError> {
+    if only && let Some(unknown) = args.keys().find(|k| k.as_str() != "session") {
+        return Err(ToolError::Arguments(format!(
+            "{tool} takes only session, not '{}'",
+            unknown.chars().take(64).collect::<String>()
+        )));
+    }
+    match args.get("session") {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(id)) => Ok(Some(id.clone())),
+        Some(_) => Err(ToolError::Arguments(
+            "`session` must be a string: the id new_session returned".to_owned(),
+        )),
+    }
+}
+
+/// A call refused before any Lua ran: the reason as text, and `isError`.
+fn refused(e: &ToolError) -> CallToolResult {
+    CallToolResult::error(vec![ContentBlock::text(e.to_string())])
+}
+
+/// A finished eval: one line for the model, the report as structured
+/// content, and `isError` for any failure.
+fn finished(outcome: &Result<EvalOutput, EvalError>, restarted: Option<String>) -> CallToolResult {
+    let mut line = summary(outcome);
+    if let Some(id) = restarted {
+        line.push_str(&format!(
+            " (session {id} could not go on after this, so it was restarted: its globals are gone)"
+        ));
+    }
+    let text = vec![ContentBlock::text(line)];
+    let mut result = match outcome {
+        Ok(_) => CallToolResult::success(text),
+        Err(_) => CallToolResult::error(text),
+    };
+    result.structured_content = Some(Report::from(outcome).to_json());
+    result
+}
+
+/// The one line a model reads: the values as JSON (or the error's line),
+/// then the output as a JSON string, so that a newline in the output cannot
+/// start a line of its own.
+fn summary(outcome: &Result<EvalOutput, EvalError>) -> String {
+    let (mut line, output) = match outcome {
+        Ok(out) => (
+            match out.exit_code {
+                Some(code) => format!("(the script exited with status {code})"),
+                None => Value::Array(out.values.clone()).to_string(),
+            },
+            &out.output,
+        ),
+        Err(e) => (e.to_string(), &e.output),
+    };
+    let output = output.to_str_lossy();
+    if !output.is_empty() {
+        line.push_str(" output: ");
+        line.push_str(&Value::String(output.into_owned()).to_string());
+    }
+    // An error's line is one line already; this keeps it so whatever a
+    // message holds.
+    line.replace(['\n', '\r'], " ")
+}
+
+fn object(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+fn tools(sandbox: &Sandbox, config: &ServerConfig) -> Vec<Tool> {
+    let ttl = human(config.session_ttl);
+    let mut description = tool::description(sandbox);
+    description.push_str(&format!(
+        "Sessions: without `session`, each call runs in a fresh Lua state. To keep globals between \
+         calls, open a session with new_session and pass its id as `session`; a session closes after \
+         {ttl} idle, and runs one call at a time. Inputs: `inputs` is an object of name -> JSON value; \
+         each becomes a Lua global before the code runs (objects and arrays become tables), so data \
+         need not be pasted into the code. `code` and `inputs` may each be up to {} bytes.\n",
+        config.max_code_bytes
+    ));
+    if let Some(extra) = &config.extra_description {
+        description.push_str(extra);
+        if !extra.ends_with('\n') {
+            description.push('\n');
+        }
+    }
+    let mut input = tool::input_schema(false);
+    if let Some(properties) = input.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.insert(
+            "session".to_owned(),
+            json!({
+                "type": "string",
+                "description": "A session id from new_session, to run with that session's globals; without it the code runs in a fresh Lua state."
+            }),
+        );
+    }
+    let run_lua = Tool::new(RUN_LUA, description, object(input))
+        .with_raw_output_schema(object(tool::output_schema()));
+    let new_session = Tool::new(
+        NEW_SESSION,
+        format!(
+            "Open a Lua session whose globals persist across run_lua calls that pass its id as \
+             `session`. Returns the id. A session closes after {ttl} idle; at most {} are open at once, \
+             so close sessions you no longer need with close_session.",
+            config.max_sessions
+        ),
+        object(json!({ "type": "object", "properties": {}, "additionalProperties": false })),
+    )
+    .with_raw_output_schema(object(json!({
+        "type": "object",
+        "properties": { "session": { "type": "string" } },
+        "required": ["session"]
+    })));
+    let close_session = Tool::new(
+        CLOSE_SESSION,
+        "Close a session opened with new_session. A run_lua call running in it is cancelled.",
+        object(json!({
+            "type": "object",
+            "properties": {
+                "session": { "type": "string", "description": "The id new_session returned." }
+            },
+            "required": ["session"],
+            "additionalProperties": false
+        })),
+    );
+    vec![run_lua, new_session, close_session]
+}
+
+impl ServerHandler for McpServer {
+    fn get_info(&self) -> ServerInfo {
+        ServerInfo::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("moonbox", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Run Lua 5.4 in a sandbox with run_lua. Open a session with new_session to keep \
+                 state between calls; close it with close_session.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.inner.tools.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let args = request.arguments.unwrap_or_default();
+        let result = match request.name.as_ref() {
+            RUN_LUA => self.run_lua(args, &context).await,
+            NEW_SESSION => self.new_session().await,
+            CLOSE_SESSION => self.close_session(args),
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!(
+                        "unknown tool '{}'; this server has run_lua, new_session and close_session",
+                        other.chars().take(64).collect::<String>()
+                    ),
+                    None,
+                ));
+            }
+        };
+        Ok(result.into())
+    }
+}

@@ -1,0 +1,521 @@
+//! The MCP server driven by rmcp's own client, in process over a duplex
+//! stream; and its HTTP transport's token and Origin checks over raw TCP.
+
+use std::time::{Duration, Instant};
+
+use moonbox::{Limits, Sandbox};
+use moonbox_mcp::{Error, HttpConfig, McpServer, ServerConfig};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientRequest, JsonObject, ProgressNotificationParam,
+    Request, ServerResult,
+};
+use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient, RunningService};
+use rmcp::{ClientHandler, ServiceExt};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::sync::mpsc;
+
+/// A client that forwards the progress notifications it receives.
+struct Client {
+    progress: mpsc::UnboundedSender<ProgressNotificationParam>,
+}
+
+impl ClientHandler for Client {
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.progress.send(params);
+    }
+}
+
+struct Connected {
+    client: RunningService<RoleClient, Client>,
+    progress: mpsc::UnboundedReceiver<ProgressNotificationParam>,
+}
+
+fn sandbox(limits: Limits) -> Sandbox {
+    Sandbox::builder()
+        .limits(limits)
+        .build()
+        .expect("the sandbox builds")
+}
+
+/// A server on one end of a duplex stream and an initialized client on the
+/// other.
+async fn connect(sandbox: Sandbox, config: ServerConfig) -> Connected {
+    let server = McpServer::new(sandbox, config).expect("the configuration is valid");
+    let (server_io, client_io) = tokio::io::duplex(1 << 16);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let (tx, rx) = mpsc::unbounded_channel();
+    let client = Client { progress: tx }
+        .serve(client_io)
+        .await
+        .expect("the client initializes");
+    Connected {
+        client,
+        progress: rx,
+    }
+}
+
+async fn default_connection() -> Connected {
+    connect(sandbox(Limits::default()), ServerConfig::default()).await
+}
+
+fn args(value: Value) -> JsonObject {
+    match value {
+        Value::Object(map) => map,
+        _ => panic!("arguments are an object"),
+    }
+}
+
+async fn call(conn: &Connected, tool: &'static str, arguments: Value) -> CallToolResult {
+    conn.client
+        .call_tool(CallToolRequestParams::new(tool).with_arguments(args(arguments)))
+        .await
+        .expect("the call is answered")
+}
+
+fn text(result: &CallToolResult) -> String {
+    result
+        .content
+        .iter()
+        .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+        .collect()
+}
+
+fn report(result: &CallToolResult) -> &Value {
+    let report = result
+        .structured_content
+        .as_ref()
+        .expect("run_lua returns structured content");
+    assert_eq!(
+        result.is_error == Some(true),
+        report["ok"] == false,
+        "isError agrees with ok: {report}"
+    );
+    report
+}
+
+async fn open_session(conn: &Connected) -> String {
+    let result = call(conn, "new_session", json!({})).await;
+    assert_ne!(result.is_error, Some(true), "{}", text(&result));
+    let id = result.structured_content.as_ref().expect("an id")["session"]
+        .as_str()
+        .expect("the id is a string")
+        .to_owned();
+    assert_eq!(text(&result), id);
+    id
+}
+
+#[tokio::test]
+async fn tools_are_listed_with_schemas() {
+    let conn = default_connection().await;
+    let info = conn
+        .client
+        .peer_info()
+        .expect("the server answered initialize");
+    assert!(info.capabilities.tools.is_some());
+    assert_eq!(
+        info.server_info.as_ref().map(|i| i.name.as_str()),
+        Some("moonbox")
+    );
+
+    let tools = conn
+        .client
+        .list_all_tools()
+        .await
+        .expect("tools are listed");
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names, ["run_lua", "new_session", "close_session"]);
+    let run = &tools[0];
+    assert!(
+        run.description
+            .as_deref()
+            .is_some_and(|d| d.contains("Lua 5.4") && d.contains("new_session"))
+    );
+    assert_eq!(run.input_schema["required"], json!(["code"]));
+    assert_eq!(run.input_schema["properties"]["session"]["type"], "string");
+    assert_eq!(run.input_schema["properties"]["inputs"]["type"], "object");
+    let output = run
+        .output_schema
+        .as_ref()
+        .expect("run_lua has an output schema");
+    assert_eq!(output["type"], "object");
+    for field in ["version", "ok", "values", "output", "error", "stats"] {
+        assert!(output["properties"].get(field).is_some(), "{field}");
+    }
+    assert_eq!(tools[2].input_schema["required"], json!(["session"]));
+}
+
+#[tokio::test]
+async fn success_returns_values_output_and_one_line() {
+    let conn = default_connection().await;
+    let result = call(
+        &conn,
+        "run_lua",
+        json!({"code": "print('hello', 1) io.write('more') return 1 + 1, {a = true}"}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(false));
+    let report = report(&result);
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["values"], json!([2, {"a": true}]));
+    assert_eq!(report["output"], "hello\t1\nmore");
+    assert_eq!(result.content.len(), 1);
+    let line = text(&result);
+    assert!(!line.contains('\n'), "{line}");
+    assert!(line.starts_with(r#"[2,{"a":true}]"#), "{line}");
+    assert!(line.contains(r#""hello\t1\nmore""#), "{line}");
+}
+
+#[tokio::test]
+async fn a_lua_error_is_a_tool_error_with_its_kind() {
+    let conn = default_connection().await;
+    let result = call(
+        &conn,
+        "run_lua",
+        json!({"code": "print('before')\nerror('boom')"}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(true));
+    let failed = report(&result);
+    assert_eq!(failed["error"]["kind"], "runtime");
+    assert_eq!(failed["error"]["line"], 2);
+    assert_eq!(failed["output"], "before\n");
+    assert!(text(&result).contains("boom"));
+    // The connection goes on.
+    let next = call(&conn, "run_lua", json!({"code": "return 'next'"})).await;
+    assert_eq!(report(&next)["values"], json!(["next"]));
+}
+
+#[tokio::test]
+async fn an_instruction_limit_stops_the_script() {
+    let limits = Limits {
+        max_instructions: 10_000,
+        ..Limits::default()
+    };
+    let conn = connect(sandbox(limits), ServerConfig::default()).await;
+    let result = call(
+        &conn,
+        "run_lua",
+        json!({"code": "pcall(function() while true do end end) return 'caught'"}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(true));
+    assert_eq!(report(&result)["error"]["kind"], "instruction_limit");
+}
+
+#[tokio::test]
+async fn inputs_become_globals_for_one_run() {
+    let conn = default_connection().await;
+    let result = call(
+        &conn,
+        "run_lua",
+        json!({"code": "return n + 1, who.name, #list", "inputs": {"n": 41, "who": {"name": "Ada"}, "list": [1, 2, 3]}}),
+    )
+    .await;
+    assert_eq!(report(&result)["values"], json!([42, "Ada", 3]));
+    let next = call(&conn, "run_lua", json!({"code": "return n == nil"})).await;
+    assert_eq!(report(&next)["values"], json!([true]));
+    let bad = call(&conn, "run_lua", json!({"code": "return 1", "inputs": [1]})).await;
+    assert_eq!(bad.is_error, Some(true));
+    assert!(text(&bad).contains("inputs"), "{}", text(&bad));
+}
+
+#[tokio::test]
+async fn sessions_keep_globals_until_closed() {
+    let conn = default_connection().await;
+    let id = open_session(&conn).await;
+    assert_eq!(id.len(), 32);
+    let set = call(&conn, "run_lua", json!({"code": "x = 41", "session": id})).await;
+    assert_eq!(report(&set)["ok"], true);
+    let read = call(
+        &conn,
+        "run_lua",
+        json!({"code": "x = x + 1 return x", "session": id}),
+    )
+    .await;
+    assert_eq!(report(&read)["values"], json!([42]));
+    let fresh = call(&conn, "run_lua", json!({"code": "return x == nil"})).await;
+    assert_eq!(report(&fresh)["values"], json!([true]));
+
+    let closed = call(&conn, "close_session", json!({"session": id})).await;
+    assert_eq!(closed.is_error, Some(false), "{}", text(&closed));
+    let gone = call(&conn, "run_lua", json!({"code": "return x", "session": id})).await;
+    assert_eq!(gone.is_error, Some(true));
+    assert!(text(&gone).contains(&id), "{}", text(&gone));
+    assert!(gone.structured_content.is_none());
+    let again = call(&conn, "close_session", json!({"session": id})).await;
+    assert_eq!(again.is_error, Some(true));
+}
+
+#[tokio::test]
+async fn the_session_cap_holds_and_idle_sessions_expire() {
+    let config = ServerConfig::default()
+        .max_sessions(2)
+        .session_ttl(Duration::from_millis(600));
+    let conn = connect(sandbox(Limits::default()), config).await;
+    let first = open_session(&conn).await;
+    let _second = open_session(&conn).await;
+    let refused = call(&conn, "new_session", json!({})).await;
+    assert_eq!(refused.is_error, Some(true));
+    assert!(
+        text(&refused).starts_with("at most 2 sessions are open; close one with close_session"),
+        "{}",
+        text(&refused)
+    );
+    call(&conn, "close_session", json!({"session": first})).await;
+    let third = open_session(&conn).await;
+
+    // Past the TTL every idle session is gone, and the cap frees up.
+    tokio::time::sleep(Duration::from_millis(900)).await;
+    let expired = call(
+        &conn,
+        "run_lua",
+        json!({"code": "return 1", "session": third}),
+    )
+    .await;
+    assert_eq!(expired.is_error, Some(true));
+    assert!(text(&expired).contains(&third), "{}", text(&expired));
+    open_session(&conn).await;
+    open_session(&conn).await;
+}
+
+#[tokio::test]
+async fn oversized_code_is_refused() {
+    let config = ServerConfig::default().max_code_bytes(100);
+    let conn = connect(sandbox(Limits::default()), config).await;
+    let code = format!("return '{}'", "x".repeat(200));
+    let result = call(&conn, "run_lua", json!({"code": code})).await;
+    assert_eq!(result.is_error, Some(true));
+    assert!(
+        text(&result).contains("more than the 100 bytes allowed"),
+        "{}",
+        text(&result)
+    );
+    let inputs = call(
+        &conn,
+        "run_lua",
+        json!({"code": "return 1", "inputs": {"s": "y".repeat(200)}}),
+    )
+    .await;
+    assert!(text(&inputs).contains("`inputs`"), "{}", text(&inputs));
+}
+
+#[tokio::test]
+async fn bad_arguments_are_tool_errors() {
+    let conn = default_connection().await;
+    for (arguments, needle) in [
+        (json!({}), "`code` is required"),
+        (json!({"code": 1}), "`code` must be a string"),
+        (
+            json!({"code": "return 1", "session": 7}),
+            "`session` must be a string",
+        ),
+        (json!({"code": "return 1", "extra": true}), "not 'extra'"),
+    ] {
+        let result = call(&conn, "run_lua", arguments).await;
+        assert_eq!(result.is_error, Some(true));
+        assert!(text(&result).contains(needle), "{}", text(&result));
+    }
+}
+
+/// A long-running script under a long timeout.
+fn spinning() -> Limits {
+    Limits {
+        max_instructions: Limits::MAX_MAX_INSTRUCTIONS,
+        timeout: Duration::from_secs(60),
+        ..Limits::default()
+    }
+}
+
+fn run_request(arguments: Value) -> ClientRequest {
+    ClientRequest::CallToolRequest(Request::new(
+        CallToolRequestParams::new("run_lua").with_arguments(args(arguments)),
+    ))
+}
+
+#[tokio::test]
+async fn cancellation_stops_the_eval_and_the_session_answers_again() {
+    let mut conn = connect(sandbox(spinning()), ServerConfig::default()).await;
+    let id = open_session(&conn).await;
+    call(&conn, "run_lua", json!({"code": "kept = 1", "session": id})).await;
+    let handle = conn
+        .client
+        .send_cancellable_request(
+            run_request(json!({"code": "print('spinning') while true do end", "session": id})),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("the request is sent");
+    // Its output arrives as progress once it runs.
+    let first = tokio::time::timeout(Duration::from_secs(30), conn.progress.recv())
+        .await
+        .expect("progress arrives while the script runs")
+        .expect("the client is alive");
+    assert_eq!(first.message.as_deref(), Some("spinning\n"));
+    assert_eq!(first.progress, 9.0);
+
+    // While it runs, a second call on the session is refused at once.
+    let busy = call(&conn, "run_lua", json!({"code": "return 1", "session": id})).await;
+    assert_eq!(busy.is_error, Some(true));
+    assert!(
+        text(&busy).contains("running another run_lua call"),
+        "{}",
+        text(&busy)
+    );
+
+    let cancelled = Instant::now();
+    handle
+        .cancel(Some("the test cancels".to_owned()))
+        .await
+        .expect("the cancellation is sent");
+    // The session answers again well before the 60 s timeout; it was
+    // restarted, so its globals are gone.
+    let after = loop {
+        let result = call(
+            &conn,
+            "run_lua",
+            json!({"code": "return kept == nil", "session": id}),
+        )
+        .await;
+        if result.is_error != Some(true) {
+            break result;
+        }
+        assert!(
+            cancelled.elapsed() < Duration::from_secs(15),
+            "{}",
+            text(&result)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(report(&after)["values"], json!([true]));
+}
+
+#[tokio::test]
+async fn output_streams_as_progress_before_the_result() {
+    let limits = Limits {
+        timeout: Duration::from_secs(2),
+        ..spinning()
+    };
+    let mut conn = connect(sandbox(limits), ServerConfig::default()).await;
+    let started = Instant::now();
+    let handle = conn
+        .client
+        .send_cancellable_request(
+            run_request(
+                json!({"code": "print('streamed') io.write('caf', '\\u{e9}') while true do end"}),
+            ),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("the request is sent");
+    let mut streamed = String::new();
+    while !streamed.contains("café") {
+        let note = tokio::time::timeout(Duration::from_secs(10), conn.progress.recv())
+            .await
+            .expect("progress arrives")
+            .expect("the client is alive");
+        streamed.push_str(note.message.as_deref().unwrap_or_default());
+    }
+    assert!(started.elapsed() < Duration::from_millis(1500));
+    assert_eq!(streamed, "streamed\ncafé");
+    let ServerResult::CallToolResult(result) = handle.await_response().await.expect("an answer")
+    else {
+        panic!("a tool result")
+    };
+    assert!(started.elapsed() >= Duration::from_secs(2));
+    let report = report(&result);
+    assert_eq!(report["error"]["kind"], "timeout");
+    assert_eq!(report["output"], "streamed\ncafé");
+}
+
+/// Sends one raw HTTP/1.1 initialize POST and returns the status code.
+async fn post_initialize(addr: std::net::SocketAddr, headers: &[(&str, &str)]) -> u16 {
+    let body = json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "0"}}
+    })
+    .to_string();
+    let mut request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(&body);
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connects");
+    stream.write_all(request.as_bytes()).await.expect("sends");
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).await.expect("a status line");
+    std::str::from_utf8(&head[9..12])
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .expect("a status code")
+}
+
+#[tokio::test]
+async fn http_checks_the_token_then_the_origin() {
+    const TOKEN: &str = "0123456789abcdef0123456789abcdef";
+    let server = McpServer::new(sandbox(Limits::default()), ServerConfig::default()).unwrap();
+    let http = HttpConfig::new("127.0.0.1:0".parse().unwrap())
+        .token(TOKEN)
+        .allow_origin("https://app.example");
+    let bound = server.bind_http(http).await.expect("binds");
+    let addr = bound.local_addr().unwrap();
+    tokio::spawn(bound.run());
+    let bearer = format!("Bearer {TOKEN}");
+
+    assert_eq!(post_initialize(addr, &[]).await, 401);
+    assert_eq!(
+        post_initialize(addr, &[("Authorization", "Bearer wrong")]).await,
+        401
+    );
+    assert_eq!(
+        post_initialize(addr, &[("Authorization", &bearer)]).await,
+        200
+    );
+    for (origin, status) in [
+        ("http://localhost:3000", 200),
+        ("http://127.0.0.1:9", 200),
+        ("https://app.example", 200),
+        ("http://evil.example", 403),
+        ("http://localhost.evil.example", 403),
+        ("null", 403),
+    ] {
+        let got = post_initialize(addr, &[("Authorization", &bearer), ("Origin", origin)]).await;
+        assert_eq!(got, status, "{origin}");
+    }
+    // A rebound name reaches the loopback server with a foreign Host.
+    let mut rebound =
+        format!("POST /mcp HTTP/1.1\r\nHost: evil.example\r\nAuthorization: {bearer}\r\n");
+    rebound.push_str("Content-Length: 2\r\nConnection: close\r\n\r\n{}");
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(rebound.as_bytes()).await.unwrap();
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).await.unwrap();
+    assert_eq!(&head[9..12], b"403");
+}
+
+#[tokio::test]
+async fn http_beyond_loopback_needs_a_token() {
+    let server = McpServer::new(sandbox(Limits::default()), ServerConfig::default()).unwrap();
+    let err = server
+        .bind_http(HttpConfig::new("0.0.0.0:0".parse().unwrap()))
+        .await
+        .expect_err("refused without a token");
+    assert!(matches!(err, Error::TokenRequired { .. }));
+    assert!(err.to_string().contains("--token-file"));
+}
