@@ -254,6 +254,11 @@ impl SandboxArgs {
         Ok((code, input::chunk_name(file)))
     }
 
+    /// The largest script the flags allow, in bytes.
+    pub(crate) fn max_script_bytes(&self) -> u64 {
+        self.max_script_bytes.0
+    }
+
     /// The limits the flags set.
     pub(crate) fn limits(&self) -> Limits {
         Limits {

@@ -7,6 +7,7 @@
 
 mod args;
 mod input;
+mod mcp;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -60,6 +61,18 @@ enum Command {
     Check {
         /// The script, or `-` for standard input.
         file: PathBuf,
+        #[command(flatten)]
+        sandbox: SandboxArgs,
+    },
+    /// Serve the sandbox to agents over the Model Context Protocol.
+    ///
+    /// Tools: run_lua (code, optional inputs and session), new_session and
+    /// close_session. Speaks MCP on stdin and stdout, or streamable HTTP at
+    /// /mcp with --http. The sandbox flags apply to every run; a run
+    /// without a session gets a fresh state. See docs/mcp.md.
+    Mcp {
+        #[command(flatten)]
+        mcp: mcp::McpArgs,
         #[command(flatten)]
         sandbox: SandboxArgs,
     },
@@ -202,6 +215,7 @@ fn main() -> ExitCode {
             } => run(file, *json, input, sandbox).await,
             Command::Check { file, sandbox } => check(file, sandbox).await,
             Command::ToolSchema { format, sandbox } => tool_schema(*format, sandbox),
+            Command::Mcp { mcp, sandbox } => mcp::serve(mcp, sandbox).await,
         }
     });
     match result {

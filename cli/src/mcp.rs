@@ -1,0 +1,165 @@
+//! `moonbox mcp`: the sandbox as MCP tools, over stdio or streamable HTTP.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+
+use std::io::Read;
+
+use anyhow::{Context, Result, bail};
+use clap::Args;
+use moonbox_mcp::{HttpConfig, McpServer, ServerConfig};
+
+use crate::args::{SandboxArgs, Wait};
+
+/// The environment variable that may hold the HTTP bearer token.
+const TOKEN_ENV: &str = "MOONBOX_MCP_TOKEN";
+/// The largest token file read.
+const MAX_TOKEN_FILE_BYTES: u64 = 4096;
+
+#[derive(Args)]
+pub(crate) struct McpArgs {
+    /// Serve streamable HTTP at http://ADDR/mcp instead of stdio (ADDR
+    /// defaults to 127.0.0.1:8765). An address that is not loopback needs
+    /// a bearer token (--token-file or MOONBOX_MCP_TOKEN).
+    #[arg(long, value_name = "ADDR", num_args = 0..=1,
+          default_missing_value = "127.0.0.1:8765")]
+    http: Option<SocketAddr>,
+    /// With --http, also accept browser requests from this origin, as
+    /// scheme://host[:port] or scheme://host:* (repeatable). Loopback
+    /// origins and requests without an Origin are always accepted.
+    #[arg(long, value_name = "URL", requires = "http")]
+    allow_origin: Vec<String>,
+    /// With --http, require `Authorization: Bearer TOKEN` on every request,
+    /// TOKEN being this file's text (surrounding whitespace ignored; at
+    /// least 16 bytes). Default: the MOONBOX_MCP_TOKEN environment
+    /// variable, if set.
+    #[arg(long, value_name = "FILE", requires = "http")]
+    token_file: Option<PathBuf>,
+    /// Close a session after this long without a call (accepts 30s, 10m,
+    /// 1h; at most 24h).
+    #[arg(long, value_name = "DURATION",
+          default_value_t = Wait(ServerConfig::DEFAULT_SESSION_TTL))]
+    session_ttl: Wait,
+    /// The most sessions open at once (1 to 10000); new_session fails past
+    /// it.
+    #[arg(long, value_name = "N", default_value_t = ServerConfig::DEFAULT_MAX_SESSIONS,
+          value_parser = parse_max_sessions)]
+    max_sessions: usize,
+}
+
+fn parse_max_sessions(s: &str) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of sessions"))?;
+    if !(1..=ServerConfig::MAX_MAX_SESSIONS).contains(&n) {
+        return Err(format!(
+            "{n} is out of range; use 1 to {}",
+            ServerConfig::MAX_MAX_SESSIONS
+        ));
+    }
+    Ok(n)
+}
+
+/// Reads the bearer token: the file when given, else the environment.
+fn token(file: Option<&Path>) -> Result<Option<String>> {
+    let raw = match file {
+        Some(path) => {
+            let mut bytes = Vec::new();
+            std::fs::File::open(path)
+                .and_then(|f| f.take(MAX_TOKEN_FILE_BYTES + 1).read_to_end(&mut bytes))
+                .with_context(|| format!("cannot read the token file '{}'", path.display()))?;
+            if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > MAX_TOKEN_FILE_BYTES {
+                bail!(
+                    "the token file '{}' is larger than {MAX_TOKEN_FILE_BYTES} bytes; it should hold one token",
+                    path.display()
+                );
+            }
+            match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(_) => bail!("the token file '{}' is not UTF-8 text", path.display()),
+            }
+        }
+        None => match std::env::var(TOKEN_ENV) {
+            Ok(text) => text,
+            Err(std::env::VarError::NotPresent) => return Ok(None),
+            Err(std::env::VarError::NotUnicode(_)) => bail!("{TOKEN_ENV} is not UTF-8 text"),
+        },
+    };
+    let token = raw.trim();
+    if token.is_empty() {
+        match file {
+            Some(path) => bail!("the token file '{}' is empty", path.display()),
+            None => bail!("{TOKEN_ENV} is set but empty; unset it or give a token"),
+        }
+    }
+    Ok(Some(token.to_owned()))
+}
+
+/// Runs the server until the client disconnects (stdio) or the process is
+/// stopped (HTTP).
+pub(crate) async fn serve(mcp: &McpArgs, sandbox_args: &SandboxArgs) -> Result<u8> {
+    // The token and origins are checked before the sandbox is built, so
+    // that a refused configuration fails at once.
+    let http = match mcp.http {
+        Some(addr) => {
+            let mut http = HttpConfig::new(addr);
+            for origin in &mcp.allow_origin {
+                http = http.allow_origin(origin);
+            }
+            // Only HTTP reads the environment's token; stdio has no use for one.
+            if let Some(token) = token(mcp.token_file.as_deref())? {
+                http = http.token(token);
+            }
+            http.validate()?;
+            Some(http)
+        }
+        None => None,
+    };
+    let config = ServerConfig::default()
+        .max_sessions(mcp.max_sessions)
+        .session_ttl(mcp.session_ttl.0)
+        .max_code_bytes(sandbox_args.max_script_bytes());
+    let server = McpServer::new(sandbox_args.build()?, config)?;
+    match http {
+        Some(http) => {
+            let bound = server.bind_http(http).await?;
+            eprintln!(
+                "moonbox mcp: serving streamable HTTP at http://{}{}",
+                bound.local_addr()?,
+                moonbox_mcp::PATH
+            );
+            bound.run().await?;
+        }
+        None => server.serve_stdio().await?,
+    }
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn session_cap_is_bounded() {
+        assert_eq!(parse_max_sessions("64"), Ok(64));
+        assert!(parse_max_sessions("0").is_err());
+        assert!(parse_max_sessions("10001").is_err());
+        assert!(parse_max_sessions("many").is_err());
+    }
+
+    #[test]
+    fn token_file_is_trimmed_and_must_not_be_empty() {
+        let dir = std::env::temp_dir().join(format!("moonbox-mcp-token-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("token");
+        std::fs::write(&file, "s3cret-token-for-tests\n").unwrap();
+        assert_eq!(
+            token(Some(&file)).unwrap().as_deref(),
+            Some("s3cret-token-for-tests")
+        );
+        std::fs::write(&file, " \n").unwrap();
+        assert!(token(Some(&file)).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
