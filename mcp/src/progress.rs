@@ -98,6 +98,12 @@ impl Drop for Progress {
     }
 }
 
+/// The task body: sends each batch of output as one notification, until
+/// [`Progress::finish`] or the client goes away.
+///
+/// # Cancel safety
+/// Aborting it (dropping the [`Progress`]) loses the output not yet sent,
+/// which the call's result still carries.
 async fn forward(
     shared: Arc<Shared>,
     peer: Peer<RoleServer>,

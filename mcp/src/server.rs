@@ -128,6 +128,10 @@ impl McpServer {
         stop
     }
 
+    /// Answers a `run_lua` call.
+    ///
+    /// # Cancel safety
+    /// As for [`McpServer::run_in`]; a cancelled request is not dropped.
     async fn run_lua(&self, args: JsonObject, ctx: &RequestContext<RoleServer>) -> CallToolResult {
         let call = match RunCall::parse(args, self.inner.config.max_code_bytes) {
             Ok(call) => call,
@@ -151,6 +155,10 @@ impl McpServer {
     }
 
     /// Runs in a session made for this call, then discards it.
+    ///
+    /// # Cancel safety
+    /// Dropping the future discards the session; a cancelled request
+    /// stops waiting for a turn or for the session's start at once.
     async fn run_fresh(
         &self,
         script: Script,
@@ -233,6 +241,10 @@ impl McpServer {
         Ok((outcome, restarted))
     }
 
+    /// Answers a `new_session` call.
+    ///
+    /// # Cancel safety
+    /// As for `Sessions::open`: dropping it leaves no session half-open.
     async fn new_session(&self) -> CallToolResult {
         match self.inner.sessions.open().await {
             Ok(id) => {
