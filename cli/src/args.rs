@@ -276,6 +276,12 @@ impl SandboxArgs {
     /// Reads the records and modules (bounded, within the timeout) and
     /// builds the sandbox.
     pub(crate) fn build(&self) -> Result<Sandbox> {
+        Ok(self.builder()?.build()?)
+    }
+
+    /// Reads the records and modules (bounded, within the timeout) into a
+    /// builder, for a caller that adds capabilities of its own.
+    pub(crate) fn builder(&self) -> Result<SandboxBuilder<()>> {
         let limits = self.limits();
         let deadline = input::Deadline::after(self.timeout.0);
         let mut builder: SandboxBuilder<()> = Sandbox::builder().engine(&engine()?).limits(limits);
@@ -324,7 +330,7 @@ impl SandboxArgs {
             )?;
             builder = builder.module(name, source);
         }
-        Ok(builder.build()?)
+        Ok(builder)
     }
 }
 

@@ -7,6 +7,7 @@ use std::io::Read;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
+use moonbox_mcp::upstream::{self, Upstream, UpstreamSpec};
 use moonbox_mcp::{HttpConfig, McpServer, ServerConfig};
 
 use crate::args::{SandboxArgs, Wait};
@@ -45,6 +46,17 @@ pub(crate) struct McpArgs {
     #[arg(long, value_name = "N", default_value_t = ServerConfig::DEFAULT_MAX_SESSIONS,
           value_parser = parse_max_sessions)]
     max_sessions: usize,
+    /// Code mode: start this MCP server (NAME=COMMAND ARGS, or COMMAND ARGS
+    /// to take the name it reports) and offer its tools to Lua as
+    /// NAME.TOOL{...} (repeatable). It inherits this process's environment,
+    /// so its credentials never reach the script; the timeout covers its
+    /// calls.
+    #[arg(long, value_name = "NAME=COMMAND", value_parser = parse_upstream)]
+    upstream: Vec<UpstreamSpec>,
+}
+
+fn parse_upstream(s: &str) -> Result<UpstreamSpec, String> {
+    UpstreamSpec::parse(s).map_err(|e| e.to_string())
 }
 
 fn parse_max_sessions(s: &str) -> Result<usize, String> {
@@ -120,7 +132,24 @@ pub(crate) async fn serve(mcp: &McpArgs, sandbox_args: &SandboxArgs) -> Result<u
         .max_sessions(mcp.max_sessions)
         .session_ttl(mcp.session_ttl.0)
         .max_code_bytes(sandbox_args.max_script_bytes());
-    let server = McpServer::new(sandbox_args.build()?, config)?;
+    let mut builder = sandbox_args.builder()?;
+    let mut names: Vec<String> = Vec::new();
+    for spec in &mcp.upstream {
+        let upstream = Upstream::start(spec, upstream::DEFAULT_START_TIMEOUT).await?;
+        if names.iter().any(|n| n == upstream.name()) {
+            bail!(
+                "two upstream servers are named '{}'; name them apart with NAME=COMMAND",
+                upstream.name()
+            );
+        }
+        names.push(upstream.name().to_owned());
+        for capability in upstream.capabilities() {
+            builder = builder.capability(capability);
+        }
+        // The capabilities hold the connection; the child lives as long as
+        // the server does.
+    }
+    let server = McpServer::new(builder.build()?, config)?;
     match http {
         Some(http) => {
             let bound = server.bind_http(http).await?;

@@ -432,6 +432,8 @@ impl Renderer<'_> {
             Some(extra @ Value::Object(_)) => {
                 format!("{{[string]: {}}}", self.render(extra, depth + 1))
             }
+            // Declared with no fields at all: the empty table.
+            Some(Value::Bool(false)) | None if s.contains_key("properties") => "{}".to_owned(),
             _ => "table".to_owned(),
         }
     }
@@ -450,10 +452,9 @@ pub(crate) fn is_record(schema: &Value) -> bool {
             None => break,
         }
     }
-    schema
-        .get("properties")
-        .and_then(Value::as_object)
-        .is_some_and(|p| !p.is_empty())
+    // Named fields, or a declared empty set of them (a tool that takes
+    // no arguments: `f{}`).
+    schema.get("properties").is_some_and(Value::is_object)
 }
 
 #[cfg(test)]
@@ -573,5 +574,8 @@ mod tests {
         assert!(is_record(&visits()));
         assert!(!is_record(&json!({"type": "string"})));
         assert!(!is_record(&json!({"$ref": "#"})));
+        let none = json!({"type": "object", "properties": {}});
+        assert!(is_record(&none));
+        assert_eq!(render(&none), "{}");
     }
 }

@@ -46,6 +46,14 @@ pub enum Error {
     /// The MCP handshake or the connection failed.
     #[error("MCP connection error: {0}")]
     Protocol(String),
+    /// An upstream MCP server (code mode) could not be started or used.
+    #[error("upstream '{name}': {message}")]
+    Upstream {
+        /// The upstream's name, or its program when it has none yet.
+        name: String,
+        /// What went wrong.
+        message: String,
+    },
 }
 
 /// Why a tool call was refused before any Lua ran: the text is the one line

@@ -42,6 +42,7 @@ mod http;
 mod progress;
 mod server;
 mod sessions;
+pub mod upstream;
 
 pub use config::{HttpConfig, ServerConfig};
 pub use error::Error;

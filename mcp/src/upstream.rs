@@ -1,0 +1,472 @@
+//! Code mode: the tools of other MCP servers, offered to Lua as typed
+//! capabilities.
+//!
+//! [`Upstream::start`] runs an MCP server as a child process (speaking MCP
+//! on its standard input and output), lists its tools, and
+//! [`Upstream::capabilities`] turns each into a capability named
+//! `<name>.<tool>` that takes one table of named arguments, checked
+//! against the tool's input schema, and returns the tool's structured
+//! content (or its text). A model then writes one script that calls many
+//! tools, loops and filters locally, and returns only the result.
+//!
+//! The child inherits this process's environment, so credentials it needs
+//! (an API token) stay in the host: a script sees only what the tools
+//! return. The eval's timeout covers every upstream call; a call cut short
+//! is cancelled upstream (`notifications/cancelled`).
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use moonbox::{Capability, CapabilityError};
+use rmcp::ServiceExt;
+use rmcp::model::{CallToolRequestParams, CallToolResult, ContentBlock, Tool};
+use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::TokioChildProcess;
+use serde_json::{Map, Value};
+
+use crate::error::Error;
+
+/// The most tools taken from one upstream server.
+pub const MAX_TOOLS: usize = 256;
+/// The longest description kept for one tool, in characters.
+const MAX_DOC_CHARS: usize = 400;
+/// The most bytes of text an upstream error message carries into Lua.
+const MAX_ERROR_BYTES: usize = 2048;
+/// How long an upstream server may take to start and list its tools.
+pub const DEFAULT_START_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What to start: a namespace for its tools and the command line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UpstreamSpec {
+    /// The Lua table its tools appear in (`github` for `github.search`);
+    /// `None` takes the name the server reports.
+    pub name: Option<String>,
+    /// The program to run.
+    pub program: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+}
+
+impl UpstreamSpec {
+    /// Parses `NAME=COMMAND ARGS` or `COMMAND ARGS`. Arguments split at
+    /// whitespace; single or double quotes keep a space inside one, and a
+    /// backslash escapes the next character (outside single quotes).
+    ///
+    /// ```
+    /// use moonbox_mcp::upstream::UpstreamSpec;
+    /// let spec = UpstreamSpec::parse("gh=github-mcp-server stdio --toolsets 'issues,repos'").unwrap();
+    /// assert_eq!(spec.name.as_deref(), Some("gh"));
+    /// assert_eq!(spec.program, "github-mcp-server");
+    /// assert_eq!(spec.args, ["stdio", "--toolsets", "issues,repos"]);
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Config`] for an empty command, an unclosed quote, or a name
+    /// that is not a Lua identifier.
+    pub fn parse(text: &str) -> Result<UpstreamSpec, Error> {
+        let (name, command) = match text.split_once('=') {
+            Some((name, rest)) if !name.is_empty() && !name.contains(char::is_whitespace) => {
+                (Some(name.to_owned()), rest)
+            }
+            _ => (None, text),
+        };
+        if let Some(name) = &name
+            && !is_identifier(name)
+        {
+            return Err(Error::Config(format!(
+                "upstream name '{name}' is not a Lua identifier (letters, digits and _, not starting with a digit)"
+            )));
+        }
+        let mut words = split_words(command)?.into_iter();
+        let Some(program) = words.next() else {
+            return Err(Error::Config(format!(
+                "upstream '{text}' has no command; use NAME=COMMAND ARGS"
+            )));
+        };
+        Ok(UpstreamSpec {
+            name,
+            program,
+            args: words.collect(),
+        })
+    }
+}
+
+/// A running upstream MCP server and the tools it offers.
+pub struct Upstream {
+    name: String,
+    tools: Vec<(String, Tool)>,
+    service: Arc<RunningService<RoleClient, ()>>,
+}
+
+impl std::fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Upstream")
+            .field("name", &self.name)
+            .field(
+                "tools",
+                &self.tools.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            )
+            .finish_non_exhaustive()
+    }
+}
+
+impl Upstream {
+    /// Starts the server, initializes MCP with it and lists its tools,
+    /// all within `timeout`.
+    ///
+    /// # Errors
+    /// [`Error::Upstream`] if the program cannot start, does not speak MCP,
+    /// takes longer than `timeout`, offers more than [`MAX_TOOLS`] tools,
+    /// or offers two tools whose Lua names collide.
+    ///
+    /// # Cancel safety
+    /// Dropping the future kills the child.
+    pub async fn start(spec: &UpstreamSpec, timeout: Duration) -> Result<Upstream, Error> {
+        let what = spec.name.clone().unwrap_or_else(|| spec.program.clone());
+        let fail = |why: String| Error::Upstream {
+            name: what.clone(),
+            message: why,
+        };
+        let mut command = tokio::process::Command::new(&spec.program);
+        command.args(&spec.args).kill_on_drop(true);
+        let transport = TokioChildProcess::new(command)
+            .map_err(|e| fail(format!("cannot start '{}': {e}", spec.program)))?;
+        let work = async {
+            let service = ().serve(transport).await.map_err(|e| {
+                fail(format!(
+                    "'{}' did not complete the MCP handshake: {e}",
+                    spec.program
+                ))
+            })?;
+            let tools = service
+                .peer()
+                .list_all_tools()
+                .await
+                .map_err(|e| fail(format!("cannot list its tools: {e}")))?;
+            Ok::<_, Error>((service, tools))
+        };
+        let (service, tools) = tokio::time::timeout(timeout, work).await.map_err(|_| {
+            fail(format!(
+                "it did not start and list its tools within {} s",
+                timeout.as_secs()
+            ))
+        })??;
+        if tools.len() > MAX_TOOLS {
+            return Err(fail(format!(
+                "it offers {} tools, more than the {MAX_TOOLS} taken from one server",
+                tools.len()
+            )));
+        }
+        let name = match &spec.name {
+            Some(name) => name.clone(),
+            None => {
+                let reported = service
+                    .peer()
+                    .peer_info()
+                    .and_then(|info| info.server_info.as_ref().map(|i| i.name.clone()))
+                    .unwrap_or_default();
+                lua_name(&reported).ok_or_else(|| {
+                    fail(format!(
+                        "the server's name '{reported}' cannot name a Lua table; give one as NAME=COMMAND"
+                    ))
+                })?
+            }
+        };
+        let mut named: Vec<(String, Tool)> = Vec::with_capacity(tools.len());
+        for tool in tools {
+            let Some(lua) = lua_name(&tool.name) else {
+                return Err(fail(format!(
+                    "tool '{}' has no letters or digits to name it in Lua",
+                    tool.name
+                )));
+            };
+            if let Some((_, other)) = named.iter().find(|(n, _)| *n == lua) {
+                return Err(fail(format!(
+                    "tools '{}' and '{}' would both be {name}.{lua} in Lua",
+                    other.name, tool.name
+                )));
+            }
+            named.push((lua, tool));
+        }
+        Ok(Upstream {
+            name,
+            tools: named,
+            service: Arc::new(service),
+        })
+    }
+
+    /// The Lua table the tools appear in.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The tools' Lua names (`name.tool`), in the server's order.
+    pub fn tool_names(&self) -> Vec<String> {
+        self.tools
+            .iter()
+            .map(|(lua, _)| format!("{}.{lua}", self.name))
+            .collect()
+    }
+
+    /// One capability per tool: `name.tool{...}` calls it with the table as
+    /// its arguments (`name.tool()` with none). Arguments are checked
+    /// against the tool's input schema before the call; an upstream error
+    /// result becomes a Lua error that `pcall` catches.
+    pub fn capabilities<T: Send + Sync + 'static>(&self) -> Vec<Capability<T>> {
+        self.tools
+            .iter()
+            .map(|(lua, tool)| {
+                let service = self.service.clone();
+                let remote = tool.name.to_string();
+                let cap = Capability::new(
+                    format!("{}.{lua}", self.name),
+                    move |_ctx: Arc<T>, (args,): (Option<Value>,)| {
+                        let service = service.clone();
+                        let remote = remote.clone();
+                        async move { call(&service, remote, args).await }
+                    },
+                )
+                .doc(doc(tool));
+                let params = Value::Object((*tool.input_schema).clone());
+                let result = tool
+                    .output_schema
+                    .as_ref()
+                    .map(|s| Value::Object((**s).clone()));
+                cap.schemas(vec![params], result)
+            })
+            .collect()
+    }
+}
+
+/// Calls one upstream tool and turns its result into the capability's.
+async fn call(
+    service: &RunningService<RoleClient, ()>,
+    tool: String,
+    args: Option<Value>,
+) -> Result<Value, CapabilityError> {
+    let arguments = match args {
+        None => Map::new(),
+        Some(Value::Object(map)) => map,
+        // The empty Lua table crosses as [].
+        Some(Value::Array(items)) if items.is_empty() => Map::new(),
+        Some(_) => {
+            return Err(CapabilityError::new(
+                "takes one table of named arguments, as in tool{name = value}",
+            ));
+        }
+    };
+    let params = CallToolRequestParams::new(tool).with_arguments(arguments);
+    let result = service
+        .peer()
+        .call_tool(params)
+        .await
+        .map_err(|e| CapabilityError::new(format!("the upstream call failed: {e}")))?;
+    result_value(result)
+}
+
+/// A tool result as the value Lua receives: the structured content when
+/// there is some, else the text (one text block is a string; several, or
+/// other kinds of content, are the content blocks themselves).
+fn result_value(result: CallToolResult) -> Result<Value, CapabilityError> {
+    if result.is_error == Some(true) {
+        let text = text_of(&result.content);
+        let text = if text.is_empty() {
+            "the upstream tool reported an error".to_owned()
+        } else {
+            truncate(text, MAX_ERROR_BYTES)
+        };
+        return Err(CapabilityError::new(text));
+    }
+    if let Some(structured) = result.structured_content {
+        return Ok(structured);
+    }
+    match result.content.as_slice() {
+        [] => Ok(Value::Null),
+        [ContentBlock::Text(text)] => Ok(Value::String(text.text.clone())),
+        blocks => serde_json::to_value(blocks)
+            .map_err(|e| CapabilityError::new(format!("cannot read the upstream result: {e}"))),
+    }
+}
+
+fn text_of(content: &[ContentBlock]) -> String {
+    content
+        .iter()
+        .filter_map(ContentBlock::as_text)
+        .map(|t| t.text.as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn truncate(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut cut = max;
+        while !text.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        text.truncate(cut);
+        text.push_str("...");
+    }
+    text
+}
+
+/// A tool's description for the model: its first paragraph, bounded.
+fn doc(tool: &Tool) -> String {
+    let text = tool.description.as_deref().unwrap_or_default();
+    let first = text.split("\n\n").next().unwrap_or_default();
+    let flat = first.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= MAX_DOC_CHARS {
+        return flat;
+    }
+    let cut: String = flat.chars().take(MAX_DOC_CHARS - 3).collect();
+    format!("{cut}...")
+}
+
+fn is_identifier(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+        && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !is_keyword(name)
+}
+
+fn is_keyword(name: &str) -> bool {
+    matches!(
+        name,
+        "and"
+            | "break"
+            | "do"
+            | "else"
+            | "elseif"
+            | "end"
+            | "false"
+            | "for"
+            | "function"
+            | "goto"
+            | "if"
+            | "in"
+            | "local"
+            | "nil"
+            | "not"
+            | "or"
+            | "repeat"
+            | "return"
+            | "then"
+            | "true"
+            | "until"
+            | "while"
+    )
+}
+
+/// A tool or server name as a Lua identifier: every other character becomes
+/// `_`, a leading digit or a keyword gets a leading `_`. `None` when nothing
+/// of the name is a letter or digit.
+fn lua_name(name: &str) -> Option<String> {
+    if !name.chars().any(|c| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    let mut lua: String = name
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .collect();
+    if lua.starts_with(|c: char| c.is_ascii_digit()) || is_keyword(&lua) {
+        lua.insert(0, '_');
+    }
+    Some(lua)
+}
+
+/// Splits a command line into words: whitespace separates, quotes group,
+/// a backslash escapes (not inside single quotes).
+fn split_words(text: &str) -> Result<Vec<String>, Error> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut in_word = false;
+    let mut quote: Option<char> = None;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some('\''), '\'') | (Some('"'), '"') => quote = None,
+            (Some('\''), c) => word.push(c),
+            (_, '\\') => match chars.next() {
+                Some(next) => {
+                    word.push(next);
+                    in_word = true;
+                }
+                None => word.push('\\'),
+            },
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                in_word = true;
+            }
+            (None, c) if c.is_whitespace() => {
+                if in_word {
+                    words.push(std::mem::take(&mut word));
+                    in_word = false;
+                }
+            }
+            (None, c) => {
+                word.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err(Error::Config(format!(
+            "upstream command '{text}' has an unclosed quote"
+        )));
+    }
+    if in_word {
+        words.push(word);
+    }
+    Ok(words)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn specs_take_an_optional_name_and_quoted_arguments() {
+        let spec = UpstreamSpec::parse("python3 server.py --flag").unwrap();
+        assert_eq!(spec.name, None);
+        assert_eq!(spec.program, "python3");
+        assert_eq!(spec.args, ["server.py", "--flag"]);
+        let spec = UpstreamSpec::parse(r#"fs=npx -y "my server" a\ b 'x=y'"#).unwrap();
+        assert_eq!(spec.name.as_deref(), Some("fs"));
+        assert_eq!(spec.args, ["-y", "my server", "a b", "x=y"]);
+        assert!(UpstreamSpec::parse("gh=").is_err());
+        assert!(UpstreamSpec::parse("").is_err());
+        assert!(UpstreamSpec::parse("cmd 'open").is_err());
+        assert!(UpstreamSpec::parse("end=cmd").is_err());
+        assert!(UpstreamSpec::parse("9x=cmd").is_err());
+        // An `=` inside the command is not a name.
+        let spec = UpstreamSpec::parse("env A=1 cmd").unwrap();
+        assert_eq!(spec.name, None);
+        assert_eq!(spec.program, "env");
+    }
+
+    #[test]
+    fn names_become_lua_identifiers() {
+        assert_eq!(lua_name("search-issues").as_deref(), Some("search_issues"));
+        assert_eq!(lua_name("2fa.check").as_deref(), Some("_2fa_check"));
+        assert_eq!(lua_name("end").as_deref(), Some("_end"));
+        assert_eq!(lua_name("--"), None);
+        assert!(is_identifier("gh"));
+        assert!(!is_identifier("while"));
+    }
+
+    #[test]
+    fn results_prefer_structured_content_then_text() {
+        let structured = CallToolResult::structured(json!({"result": 3}));
+        assert_eq!(result_value(structured).unwrap(), json!({"result": 3}));
+        let text = CallToolResult::success(vec![ContentBlock::text("hello")]);
+        assert_eq!(result_value(text).unwrap(), json!("hello"));
+        let empty = CallToolResult::success(vec![]);
+        assert_eq!(result_value(empty).unwrap(), Value::Null);
+        let error = CallToolResult::error(vec![ContentBlock::text("x".repeat(5000))]);
+        let err = result_value(error).unwrap_err();
+        assert!(err.message().len() <= MAX_ERROR_BYTES + 3);
+    }
+}
