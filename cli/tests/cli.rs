@@ -792,3 +792,69 @@ fn the_cache_directory_is_private_or_refused() {
     );
     std::fs::remove_dir_all(&base).unwrap();
 }
+
+#[test]
+fn mcp_answers_over_stdio_until_stdin_closes() {
+    let lines = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"cli-test","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"run_lua","arguments":{"code":"return n * 7","inputs":{"n":6}}}}"#,
+    ];
+    let stdin = lines.join("\n") + "\n";
+    let out = moonbox_with_stdin(&["mcp"], Some(stdin.as_bytes()));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let replies: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("stdout holds only JSON-RPC lines"))
+        .collect();
+    let result = replies
+        .iter()
+        .find(|r| r["id"] == 2)
+        .expect("the call is answered before the server exits");
+    assert_eq!(
+        result["result"]["structuredContent"]["values"],
+        serde_json::json!([42])
+    );
+    assert_eq!(result["result"]["isError"], false);
+}
+
+#[test]
+fn mcp_refuses_a_public_address_without_a_token() {
+    let out = Command::new(env!("CARGO_BIN_EXE_moonbox"))
+        .args(["mcp", "--http", "0.0.0.0:0"])
+        .current_dir(root())
+        .env_remove("MOONBOX_MCP_TOKEN")
+        .stdin(Stdio::null())
+        .output()
+        .expect("the moonbox binary runs");
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("without a bearer token") && err.contains("--token-file"),
+        "{err}"
+    );
+
+    let short = temp_file("short-token", b"abc\n");
+    let out = moonbox(&[
+        "mcp",
+        "--http",
+        "127.0.0.1:0",
+        "--token-file",
+        short.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("at least 16"),
+        "{}",
+        text(&out.stderr)
+    );
+
+    // The HTTP flags need --http.
+    let out = moonbox(&["mcp", "--allow-origin", "https://app.example"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("--http"),
+        "{}",
+        text(&out.stderr)
+    );
+}
