@@ -227,8 +227,11 @@ impl McpServer {
             progress.finish().await;
         }
         let mut restarted = None;
+        // A session closed meanwhile (close_session cancels its eval) is
+        // not worth restarting.
         if let Some(id) = id
             && session.is_poisoned()
+            && self.inner.sessions.is_open(id)
         {
             // Held under the session's lock, so no call sees the poisoned
             // session in between. A failed restart leaves it poisoned:

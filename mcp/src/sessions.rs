@@ -137,6 +137,11 @@ impl Sessions {
         }
     }
 
+    /// Whether a session with this id is open.
+    pub(crate) fn is_open(&self, id: &str) -> bool {
+        self.table().open.contains_key(id)
+    }
+
     /// Marks a session as used now, so that its idle time starts when its
     /// eval ends.
     pub(crate) fn touch(&self, id: &str) {

@@ -399,6 +399,42 @@ async fn cancellation_stops_the_eval_and_the_session_answers_again() {
 }
 
 #[tokio::test]
+async fn closing_a_busy_session_cancels_its_call() {
+    let mut conn = connect(sandbox(spinning()), ServerConfig::default()).await;
+    let id = open_session(&conn).await;
+    let handle = conn
+        .client
+        .send_cancellable_request(
+            run_request(json!({"code": "print('spinning') while true do end", "session": id})),
+            PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("the request is sent");
+    tokio::time::timeout(Duration::from_secs(30), conn.progress.recv())
+        .await
+        .expect("the script runs")
+        .expect("the client is alive");
+    let closed = call(&conn, "close_session", json!({"session": id})).await;
+    assert_eq!(closed.is_error, Some(false), "{}", text(&closed));
+    let answer = tokio::time::timeout(Duration::from_secs(15), handle.await_response())
+        .await
+        .expect("the call ends well before its timeout")
+        .expect("an answer");
+    let ServerResult::CallToolResult(result) = answer else {
+        panic!("a tool result")
+    };
+    assert_eq!(report(&result)["error"]["kind"], "cancelled");
+    assert_eq!(report(&result)["output"], "spinning\n");
+    assert!(!text(&result).contains("restarted"), "{}", text(&result));
+    let gone = call(&conn, "run_lua", json!({"code": "return 1", "session": id})).await;
+    assert!(
+        text(&gone).starts_with("unknown session"),
+        "{}",
+        text(&gone)
+    );
+}
+
+#[tokio::test]
 async fn output_streams_as_progress_before_the_result() {
     let limits = Limits {
         timeout: Duration::from_secs(2),
