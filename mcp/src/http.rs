@@ -81,7 +81,17 @@ impl McpServer {
             .enforce_origin_validation()
             .with_max_request_body_bytes(max_body)
             .with_cancellation_token(stop.child_token());
-        if !http.addr.ip().is_loopback() {
+        if http.addr.ip().is_loopback() {
+            // The loopback names, and the address itself (127.0.0.2 is
+            // loopback too).
+            let mut hosts = vec![
+                "localhost".to_owned(),
+                "127.0.0.1".to_owned(),
+                "::1".to_owned(),
+            ];
+            hosts.push(http.addr.ip().to_string());
+            config = config.with_allowed_hosts(hosts);
+        } else {
             // Clients reach a public address by names this server cannot
             // know; the token, required here, is what keeps strangers out.
             config = config.disable_allowed_hosts();

@@ -555,3 +555,15 @@ async fn http_beyond_loopback_needs_a_token() {
     assert!(matches!(err, Error::TokenRequired { .. }));
     assert!(err.to_string().contains("--token-file"));
 }
+
+#[tokio::test]
+async fn http_on_any_loopback_address_accepts_its_own_host() {
+    let server = McpServer::new(sandbox(Limits::default()), ServerConfig::default()).unwrap();
+    let bound = server
+        .bind_http(HttpConfig::new("127.0.0.2:0".parse().unwrap()))
+        .await
+        .expect("binds without a token on loopback");
+    let addr = bound.local_addr().unwrap();
+    tokio::spawn(bound.run());
+    assert_eq!(post_initialize(addr, &[]).await, 200);
+}
