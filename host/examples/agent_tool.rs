@@ -18,10 +18,10 @@ struct Conversation {
 fn model_turns() -> Vec<Value> {
     vec![
         json!({ "code": r#"
-            local r = records.get("123")
+            local r = records.get(id)
             print("visits:", #r.visits)
             return { name = r.name, last_visit = r.visits[#r.visits].at }
-        "# }),
+        "#, "inputs": { "id": "123" } }),
         json!({ "code": "return nope.x" }),
         json!({ "code": "while true do end" }),
         json!({ "code": "os.execute('ls')" }),
@@ -61,7 +61,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut results = Vec::new();
     for call in model_turns() {
         let input: RunLua = serde_json::from_value(call)?;
-        let outcome = session.eval(&input.code).await;
+        // Inputs arrive as globals; nothing is spliced into the code.
+        let outcome = session.run(input.script()?).await;
         let result = tool::result(&outcome);
         println!("tool result: {result}");
         results.push((outcome, result));
