@@ -3,11 +3,12 @@ server's tools to Lua as `demo.<tool>{...}` (tests/mcp/upstream_server.py)."""
 
 from __future__ import annotations
 
+import subprocess
 import time
 
 import anyio
 import pytest
-from conftest import Server, error_of, report_of, run_lua, upstream_flag
+from conftest import Server, error_of, report_of, run_lua, server_env, upstream_flag
 
 pytestmark = pytest.mark.anyio
 
@@ -88,6 +89,30 @@ async def test_bad_arguments_are_a_lua_error(server: Server) -> None:
         assert report["values"][0] is False
         # The server still calls the tool correctly afterwards.
         assert report_of(await run_lua(conn.session, "return demo.add{a = 2, b = 2}"))["values"] == [{"result": 4}]
+
+
+@pytest.mark.server_flags(*UPSTREAM)
+async def test_positional_arguments_are_a_capability_error(server: Server) -> None:
+    """An upstream tool takes one table; other arguments fail with kind capability, naming the tool."""
+    async with server.connect() as conn:
+        error = error_of(await run_lua(conn.session, "return demo.add(1, 2)"))
+        assert error["kind"] == "capability"
+        assert "demo.add" in error["message"]
+
+
+@pytest.mark.parametrize("command", ["/nonexistent/upstream-server", "true"])
+def test_upstream_that_cannot_start_stops_the_server(moonbox_bin: str, command: str) -> None:
+    """An upstream that is missing, or exits without speaking MCP, makes moonbox mcp exit 2 naming it."""
+    proc = subprocess.run(
+        [moonbox_bin, "mcp", "--upstream", f"broken={command}"],
+        stdin=subprocess.DEVNULL,
+        env=server_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2, (proc.returncode, proc.stderr)
+    assert "broken" in proc.stderr, proc.stderr
 
 
 @pytest.mark.server_flags(*UPSTREAM, "--timeout", "2s")
