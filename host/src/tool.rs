@@ -324,37 +324,41 @@ pub fn result(outcome: &Result<EvalOutput, EvalError>) -> Value {
     Report::from(outcome).to_json()
 }
 
-/// The outcome as text for a model that reads text: on success, what the
-/// script wrote followed by its values as one JSON array line; on failure,
-/// what it wrote followed by the error's one line.
+/// The outcome as one line of text for a model that reads text: the
+/// values as a JSON array (or the error's line), then, when the script
+/// wrote anything, ` output: ` and the output as a JSON string, so that a
+/// newline in the output cannot start a line of its own. The MCP server's
+/// text content.
 ///
 /// ```
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// let sandbox = moonbox::Sandbox::builder().build()?;
 /// let ok = sandbox.eval("print('hi') return 1, 'a'").await;
-/// assert_eq!(moonbox::tool::summary(&ok), "hi\n[1,\"a\"]");
+/// assert_eq!(moonbox::tool::summary(&ok), r#"[1,"a"] output: "hi\n""#);
 /// let err = sandbox.eval("error('no')").await;
 /// assert_eq!(moonbox::tool::summary(&err), "error[runtime]: main.lua:1: no");
 /// # Ok(()) }
 /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 /// ```
 pub fn summary(outcome: &Result<EvalOutput, EvalError>) -> String {
-    let (output, last) = match outcome {
+    let (mut line, output) = match outcome {
         Ok(out) => (
-            &out.output,
             match out.exit_code {
                 Some(code) => format!("(the script exited with status {code})"),
                 None => Value::Array(out.values.clone()).to_string(),
             },
+            &out.output,
         ),
-        Err(e) => (&e.output, e.to_string()),
+        Err(e) => (e.to_string(), &e.output),
     };
-    let mut text = output.to_str_lossy().into_owned();
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
+    let output = output.to_str_lossy();
+    if !output.is_empty() {
+        line.push_str(" output: ");
+        line.push_str(&Value::String(output.into_owned()).to_string());
     }
-    text.push_str(&last);
-    text
+    // An error's line is one line already; this keeps it so whatever a
+    // message holds.
+    line.replace(['\n', '\r'], " ")
 }
 
 #[cfg(test)]

@@ -384,7 +384,7 @@ fn refused(e: &ToolError) -> CallToolResult {
 /// A finished eval: one line for the model, the report as structured
 /// content, and `isError` for any failure.
 fn finished(outcome: &Result<EvalOutput, EvalError>, restarted: Option<String>) -> CallToolResult {
-    let mut line = summary(outcome);
+    let mut line = tool::summary(outcome);
     if let Some(id) = restarted {
         line.push_str(&format!(
             " (session {id} could not go on after this, so it was restarted: its globals are gone)"
@@ -397,30 +397,6 @@ fn finished(outcome: &Result<EvalOutput, EvalError>, restarted: Option<String>) 
     };
     result.structured_content = Some(Report::from(outcome).to_json());
     result
-}
-
-/// The one line a model reads: the values as JSON (or the error's line),
-/// then the output as a JSON string, so that a newline in the output cannot
-/// start a line of its own.
-fn summary(outcome: &Result<EvalOutput, EvalError>) -> String {
-    let (mut line, output) = match outcome {
-        Ok(out) => (
-            match out.exit_code {
-                Some(code) => format!("(the script exited with status {code})"),
-                None => Value::Array(out.values.clone()).to_string(),
-            },
-            &out.output,
-        ),
-        Err(e) => (e.to_string(), &e.output),
-    };
-    let output = output.to_str_lossy();
-    if !output.is_empty() {
-        line.push_str(" output: ");
-        line.push_str(&Value::String(output.into_owned()).to_string());
-    }
-    // An error's line is one line already; this keeps it so whatever a
-    // message holds.
-    line.replace(['\n', '\r'], " ")
 }
 
 fn object(value: Value) -> Arc<JsonObject> {
