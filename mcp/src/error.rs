@@ -66,7 +66,7 @@ pub(crate) enum ToolError {
     )]
     UnknownSession { id: String, ttl: Duration },
     #[error(
-        "at most {max} sessions are open; close one with close_session or wait for idle ones to expire after {}",
+        "the session limit ({max} open at once) is reached; close one with close_session or wait for idle ones to expire after {}",
         human(*ttl)
     )]
     TooManySessions { max: usize, ttl: Duration },
@@ -130,7 +130,7 @@ mod tests {
         };
         assert_eq!(
             e.to_string(),
-            "at most 3 sessions are open; close one with close_session or wait for idle ones to expire after 10 minutes"
+            "the session limit (3 open at once) is reached; close one with close_session or wait for idle ones to expire after 10 minutes"
         );
     }
 }

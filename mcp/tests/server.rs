@@ -266,7 +266,9 @@ async fn the_session_cap_holds_and_idle_sessions_expire() {
     let refused = call(&conn, "new_session", json!({})).await;
     assert_eq!(refused.is_error, Some(true));
     assert!(
-        text(&refused).starts_with("at most 2 sessions are open; close one with close_session"),
+        text(&refused).starts_with(
+            "the session limit (2 open at once) is reached; close one with close_session"
+        ),
         "{}",
         text(&refused)
     );
