@@ -68,7 +68,7 @@ impl From<&str> for CapabilityError {
 ///
 /// Trailing arguments whose type accepts JSON `null` (such as `Option<T>`)
 /// are optional in Lua. A conversion failure names the argument:
-/// ``records.get: argument #1 must be a string (got integer `42`)``.
+/// ``weather.today: argument #1 must be a string (got integer `42`)``.
 pub trait Args: Sized + Send + 'static {
     /// The most arguments the tuple takes.
     const MAX_ARGS: u32;

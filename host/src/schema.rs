@@ -22,7 +22,7 @@ const MAX_DEPTH: usize = 48;
 const MAX_RENDERED: usize = 300;
 
 /// Checks `value` against `schema`; the error says where and what was
-/// expected, as `.visits[2].date must be a string (got integer 3)`.
+/// expected, as ``.visits[2].date must be a string (got integer `3`)``.
 pub(crate) fn check(schema: &Value, value: &Value) -> Result<(), String> {
     Checker { root: schema }.check(schema, value, "", 0)
 }
@@ -280,7 +280,9 @@ fn article(t: &str) -> String {
     }
 }
 
-/// A value as an error message shows it: its type, and a short form.
+/// A value as an error message shows it: its type, and a short form, in
+/// the style of the untyped argument messages (``integer `7` ``,
+/// `string "x"`).
 fn describe(value: &Value) -> String {
     let kind = match value {
         Value::Null => return "nil".to_owned(),
@@ -291,7 +293,10 @@ fn describe(value: &Value) -> String {
         Value::Array(_) => "array",
         Value::Object(_) => "object",
     };
-    format!("{kind} {}", short(value))
+    match value {
+        Value::String(_) => format!("{kind} {}", short(value)),
+        _ => format!("{kind} `{}`", short(value)),
+    }
 }
 
 /// JSON text cut to a readable length.
@@ -522,14 +527,14 @@ mod tests {
         let schema = visits();
         assert_eq!(
             check(&schema, &json!({"name": 3, "visits": []})),
-            Err(".name must be a string (got integer 3)".to_owned())
+            Err(".name must be a string (got integer `3`)".to_owned())
         );
         assert_eq!(
             check(
                 &schema,
                 &json!({"name": "a", "visits": [{"date": "x"}, {"date": 4}]})
             ),
-            Err(".visits[2].date must be a string (got integer 4)".to_owned())
+            Err(".visits[2].date must be a string (got integer `4`)".to_owned())
         );
         assert_eq!(
             check(&schema, &json!({"visits": []})),

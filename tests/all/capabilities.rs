@@ -55,7 +55,7 @@ async fn arity_and_type_errors_are_actionable_and_catchable() {
     let e = fails(&sb, "return records.get(123)", ErrorKind::Capability).await;
     assert_eq!(
         e.message,
-        "main.lua:1: records.get: argument #1 must be a string (got integer `123`)"
+        "main.lua:1: records.get: argument #1 (id) must be a string (got integer `123`)"
     );
     let e = fails(
         &sb,
@@ -72,7 +72,7 @@ async fn arity_and_type_errors_are_actionable_and_catchable() {
         caught,
         [
             json!(false),
-            json!("records.get: argument #1 must be a string (got integer `5`)")
+            json!("records.get: argument #1 (id) must be a string (got integer `5`)")
         ]
     );
     // An error caught by the script and followed by another is that other kind.

@@ -115,11 +115,11 @@ async fn a_wrong_type_is_a_catchable_capability_error_naming_the_argument_and_fi
     for (code, expected) in [
         (
             "return records.get(42)",
-            "records.get: argument #1 (id) must be a string (got integer 42)",
+            "records.get: argument #1 (id) must be a string (got integer `42`)",
         ),
         (
             "return docs.search{text = 5}",
-            "docs.search: argument #1: .text must be a string (got integer 5)",
+            "docs.search: argument #1: .text must be a string (got integer `5`)",
         ),
         (
             "return docs.search{limit = 1}",
@@ -135,7 +135,7 @@ async fn a_wrong_type_is_a_catchable_capability_error_naming_the_argument_and_fi
         ),
         (
             "return math2.scale(1, 1.5)",
-            "math2.scale: argument #2 (by) must be an integer or nil (got number 1.5)",
+            "math2.scale: argument #2 (by) must be an integer or nil (got number `1.5`)",
         ),
     ] {
         let err = fails(&sb, code, ErrorKind::Capability).await;
