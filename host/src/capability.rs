@@ -391,10 +391,18 @@ impl<T> Capability<T> {
         let Some(params) = self.params.as_deref() else {
             return Ok(());
         };
+        let empty = Value::Object(serde_json::Map::new());
         for (i, (schema, value)) in params.iter().zip(values).enumerate() {
-            if value.is_null() && i >= self.min_args as usize {
-                continue;
-            }
+            let value = if value.is_null() && i >= self.min_args as usize {
+                // A missing optional argument is not checked, unless its
+                // schema is an object's: `f()` then stands for `f{}`.
+                if !crate::schema::missing_is_empty_table(schema) {
+                    continue;
+                }
+                &empty
+            } else {
+                value
+            };
             if let Err(why) = crate::schema::check(schema, value) {
                 let label = match self.arg_names.get(i) {
                     Some(name) => format!("argument #{} ({name})", i + 1),

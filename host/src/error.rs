@@ -78,8 +78,8 @@ impl ErrorKind {
         ErrorKind::FuelExhausted,
         ErrorKind::Timeout,
         ErrorKind::SessionPoisoned,
-        ErrorKind::Internal,
         ErrorKind::Cancelled,
+        ErrorKind::Internal,
     ];
 
     /// The `snake_case` name used in JSON and in `error[...]` lines.

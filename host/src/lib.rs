@@ -89,7 +89,7 @@ pub use output::OutputSink;
 pub use records::Records;
 pub use report::{Report, ReportError};
 pub use sandbox::{Sandbox, SandboxBuilder};
-pub use script::{CancelHandle, Script};
+pub use script::{CancelHandle, MAX_INPUTS, Script};
 pub use session::Session;
 
 #[cfg(doctest)]

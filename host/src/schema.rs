@@ -11,6 +11,8 @@
 //! `format`, ...) are not checked: the handler still sees the value and may
 //! refuse it.
 
+use std::cell::Cell;
+
 use serde_json::{Map, Value};
 
 /// How deep a check or a rendering follows nested schemas and `$ref`s;
@@ -21,14 +23,34 @@ const MAX_DEPTH: usize = 48;
 /// The longest type text rendered for one argument or result.
 const MAX_RENDERED: usize = 300;
 
+/// The most schema nodes one check visits. A value's size bounds the work
+/// of an honest schema; this bounds what `anyOf`/`allOf` over shared
+/// `$ref`s could multiply it into.
+const MAX_STEPS: usize = 200_000;
+
+/// The most schema nodes one rendering visits.
+const MAX_RENDER_STEPS: usize = 2_000;
+
 /// Checks `value` against `schema`; the error says where and what was
 /// expected, as ``.visits[2].date must be a string (got integer `3`)``.
 pub(crate) fn check(schema: &Value, value: &Value) -> Result<(), String> {
-    Checker { root: schema }.check(schema, value, "", 0)
+    let checker = Checker {
+        root: schema,
+        steps: Cell::new(0),
+    };
+    let result = checker.check(schema, value, "", 0);
+    if checker.steps.get() > MAX_STEPS {
+        return Err(format!(
+            "is too large, or its schema too complex, to check here (more than {MAX_STEPS} steps); pass less data"
+        ));
+    }
+    result
 }
 
 struct Checker<'a> {
     root: &'a Value,
+    /// Schema nodes visited so far; past [`MAX_STEPS`] every check fails.
+    steps: Cell<usize>,
 }
 
 impl<'a> Checker<'a> {
@@ -36,23 +58,45 @@ impl<'a> Checker<'a> {
         resolve(self.root, reference)
     }
 
+    /// Whether a schema's declared type (after one `$ref`) admits the
+    /// value's type; a schema without a type admits any.
+    fn admits(&self, schema: &Value, value: &Value) -> bool {
+        let schema = match schema.get("$ref").and_then(Value::as_str) {
+            Some(reference) => self.resolve(reference).unwrap_or(schema),
+            None => schema,
+        };
+        match schema.get("type") {
+            Some(Value::String(t)) => is_type(value, t),
+            Some(Value::Array(ts)) => ts
+                .iter()
+                .filter_map(Value::as_str)
+                .any(|t| is_type(value, t)),
+            _ => true,
+        }
+    }
+
     fn check(&self, schema: &Value, value: &Value, path: &str, depth: usize) -> Result<(), String> {
         if depth > MAX_DEPTH {
             return Ok(());
         }
+        let steps = self.steps.get() + 1;
+        self.steps.set(steps);
+        if steps > MAX_STEPS {
+            return Err("stopped".to_owned());
+        }
+        let at = |what: &str| at(path, what);
+        let original = schema;
         let schema = match schema {
             Value::Bool(true) => return Ok(()),
-            Value::Bool(false) => return Err(format!("{path} is not allowed here")),
+            Value::Bool(false) => return Err(at("is not allowed here")),
             Value::Object(s) => s,
             _ => return Ok(()),
         };
-        let at = |what: &str| {
-            if path.is_empty() {
-                what.to_owned()
-            } else {
-                format!("{path} {what}")
-            }
-        };
+        // The empty Lua table crosses as `[]`; where only an object fits,
+        // check it as the empty object, so that `required` still holds.
+        if matches!(value, Value::Array(items) if items.is_empty()) && wants_object_only(schema) {
+            return self.check(original, &Value::Object(Map::new()), path, depth);
+        }
         if let Some(reference) = schema.get("$ref").and_then(Value::as_str)
             && let Some(target) = self.resolve(reference)
         {
@@ -135,16 +179,25 @@ impl<'a> Checker<'a> {
         }
         for key in ["anyOf", "oneOf"] {
             if let Some(Value::Array(options)) = schema.get(key) {
-                let mut first_error = None;
-                let matched = options.iter().any(|sub| {
-                    self.check(sub, value, path, depth + 1)
-                        .map_err(|e| first_error.get_or_insert(e).clone())
-                        .is_ok()
-                });
+                // The error of the only alternative whose type admits the
+                // value (schemars writes `Option<T>` as T or null) names
+                // the field that is wrong; otherwise say none matched.
+                let mut candidates = Vec::new();
+                let mut matched = false;
+                for sub in options {
+                    match self.check(sub, value, path, depth + 1) {
+                        Ok(()) => {
+                            matched = true;
+                            break;
+                        }
+                        Err(e) if self.admits(sub, value) => candidates.push(e),
+                        Err(_) => {}
+                    }
+                }
                 if !matched {
-                    return Err(match (options.len(), first_error) {
-                        (1, Some(e)) => e,
-                        _ => at(&format!(
+                    return Err(match <[String; 1]>::try_from(candidates) {
+                        Ok([only]) => only,
+                        Err(_) => at(&format!(
                             "matches none of the {} allowed shapes (got {})",
                             options.len(),
                             describe(value)
@@ -184,7 +237,8 @@ impl<'a> Checker<'a> {
             let member_path = format!("{path}.{name}");
             match (properties.get(name), schema.get("additionalProperties")) {
                 (Some(sub), _) => self.check(sub, member, &member_path, depth + 1)?,
-                (None, Some(Value::Bool(false))) => {
+                // Members `patternProperties` would allow are not checked.
+                (None, Some(Value::Bool(false))) if !schema.contains_key("patternProperties") => {
                     let known: Vec<&str> = properties.keys().map(String::as_str).collect();
                     return Err(format!(
                         "{member_path} is not a known field (known: {})",
@@ -195,7 +249,9 @@ impl<'a> Checker<'a> {
                         }
                     ));
                 }
-                (None, Some(extra @ Value::Object(_))) => {
+                (None, Some(extra @ Value::Object(_)))
+                    if !schema.contains_key("patternProperties") =>
+                {
                     self.check(extra, member, &member_path, depth + 1)?;
                 }
                 (None, _) => {}
@@ -215,12 +271,12 @@ impl<'a> Checker<'a> {
         if let Some(min) = schema.get("minItems").and_then(Value::as_u64)
             && len < min
         {
-            return Err(format!("{path} must have at least {min} elements"));
+            return Err(at(path, &format!("must have at least {min} elements")));
         }
         if let Some(max) = schema.get("maxItems").and_then(Value::as_u64)
             && len > max
         {
-            return Err(format!("{path} must have at most {max} elements"));
+            return Err(at(path, &format!("must have at most {max} elements")));
         }
         let prefix = schema
             .get("prefixItems")
@@ -236,6 +292,39 @@ impl<'a> Checker<'a> {
             }
         }
         Ok(())
+    }
+}
+
+/// `path what`, or `what` alone at the top.
+fn at(path: &str, what: &str) -> String {
+    if path.is_empty() {
+        what.to_owned()
+    } else {
+        format!("{path} {what}")
+    }
+}
+
+/// Whether a missing argument with this schema stands for the empty table:
+/// the schema (after a `$ref`) is an object's. Such an argument is checked
+/// as `{}`, so that its required fields stay required when a script calls
+/// `f()` for `f{}`.
+pub(crate) fn missing_is_empty_table(schema: &Value) -> bool {
+    let target = match schema.get("$ref").and_then(Value::as_str) {
+        Some(reference) => resolve(schema, reference).unwrap_or(schema),
+        None => schema,
+    };
+    target.as_object().is_some_and(wants_object_only)
+}
+
+/// Whether a schema says the value is an object and cannot be an array.
+fn wants_object_only(schema: &Map<String, Value>) -> bool {
+    match schema.get("type") {
+        Some(Value::String(t)) => t == "object",
+        Some(Value::Array(ts)) => {
+            ts.iter().any(|t| t == "object") && !ts.iter().any(|t| t == "array")
+        }
+        None => schema.contains_key("properties") || schema.contains_key("required"),
+        _ => false,
     }
 }
 
@@ -299,20 +388,53 @@ fn describe(value: &Value) -> String {
     }
 }
 
-/// JSON text cut to a readable length.
+/// JSON text cut to a readable length, written only as far as needed.
 fn short(value: &Value) -> String {
-    let text = value.to_string();
-    if text.chars().count() <= 40 {
-        return text;
+    const MAX: usize = 40;
+    let mut out = Prefix {
+        bytes: Vec::new(),
+        max: MAX * 4 + 4,
+    };
+    // A full prefix stops the writer with an error, which is the point.
+    let _ = serde_json::to_writer(&mut out, value);
+    let text = String::from_utf8_lossy(&out.bytes);
+    if text.chars().count() <= MAX {
+        return text.into_owned();
     }
-    let cut: String = text.chars().take(37).collect();
+    let cut: String = text.chars().take(MAX - 3).collect();
     format!("{cut}...")
+}
+
+/// A writer that keeps the first `max` bytes and then refuses more.
+struct Prefix {
+    bytes: Vec<u8>,
+    max: usize,
+}
+
+impl std::io::Write for Prefix {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let room = self.max.saturating_sub(self.bytes.len());
+        if room == 0 {
+            return Err(std::io::Error::other("enough"));
+        }
+        let n = buf.len().min(room);
+        self.bytes.extend_from_slice(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// A schema as a Lua-flavoured type: `string`, `integer?`, `{date: string}[]`,
 /// `{name: string, tags?: string[]}`, `"open"|"closed"`, `any`.
 pub(crate) fn render(schema: &Value) -> String {
-    let text = Renderer { root: schema }.render(schema, 0);
+    let text = Renderer {
+        root: schema,
+        steps: Cell::new(0),
+    }
+    .render(schema, 0);
     if text.chars().count() <= MAX_RENDERED {
         return text;
     }
@@ -322,6 +444,8 @@ pub(crate) fn render(schema: &Value) -> String {
 
 struct Renderer<'a> {
     root: &'a Value,
+    /// Nodes rendered so far; past [`MAX_RENDER_STEPS`] the rest is `...`.
+    steps: Cell<usize>,
 }
 
 impl Renderer<'_> {
@@ -331,6 +455,11 @@ impl Renderer<'_> {
         };
         if depth > 6 {
             return "table".to_owned();
+        }
+        let steps = self.steps.get() + 1;
+        self.steps.set(steps);
+        if steps > MAX_RENDER_STEPS {
+            return "...".to_owned();
         }
         if let Some(reference) = s.get("$ref").and_then(Value::as_str) {
             return match resolve(self.root, reference) {
@@ -425,6 +554,11 @@ impl Renderer<'_> {
                         } else {
                             "?"
                         };
+                        let name = if name.chars().count() > 64 {
+                            format!("{}...", name.chars().take(61).collect::<String>())
+                        } else {
+                            name.clone()
+                        };
                         format!("{name}{mark}: {}", self.render(sub, depth + 1))
                     })
                     .collect()
@@ -447,10 +581,11 @@ impl Renderer<'_> {
 /// Whether a schema describes an object with named fields: such a sole
 /// argument is written as Lua's table call, `f{a: T}`.
 pub(crate) fn is_record(schema: &Value) -> bool {
+    let root = schema;
     let mut schema = schema;
     for _ in 0..MAX_DEPTH {
         match schema.get("$ref").and_then(Value::as_str) {
-            Some(reference) => match resolve(schema, reference) {
+            Some(reference) => match resolve(root, reference) {
                 Some(target) if !std::ptr::eq(target, schema) => schema = target,
                 _ => return false,
             },
@@ -572,6 +707,91 @@ mod tests {
         );
         // The empty Lua table crosses as [] and passes as an empty object.
         assert!(check(&json!({"type": "object"}), &json!([])).is_ok());
+    }
+
+    #[test]
+    fn the_empty_table_is_checked_as_the_empty_object() {
+        let schema =
+            json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]});
+        assert_eq!(
+            check(&schema, &json!([])),
+            Err(".q is required but missing".to_owned())
+        );
+        assert!(check(&json!({"type": "object"}), &json!([])).is_ok());
+        assert!(check(&json!({"type": ["object", "array"]}), &json!([])).is_ok());
+        assert!(missing_is_empty_table(&schema));
+        assert!(!missing_is_empty_table(&json!({"type": "string"})));
+    }
+
+    #[test]
+    fn a_union_with_one_fitting_alternative_reports_its_field() {
+        // schemars' Option<Struct>.
+        let schema = json!({
+            "anyOf": [{"$ref": "#/$defs/Q"}, {"type": "null"}],
+            "$defs": {"Q": {"type": "object", "properties": {"text": {"type": "string"}}}}
+        });
+        assert_eq!(
+            check(&schema, &json!({"text": 1})),
+            Err(".text must be a string (got integer `1`)".to_owned())
+        );
+    }
+
+    #[test]
+    fn pattern_properties_are_not_refused_as_unknown() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"a": {"type": "string"}},
+            "patternProperties": {"^x-": {}},
+            "additionalProperties": false
+        });
+        assert!(check(&schema, &json!({"a": "1", "x-y": 2})).is_ok());
+    }
+
+    #[test]
+    fn top_level_messages_have_no_stray_space() {
+        let schema = json!({"type": "array", "minItems": 2});
+        assert_eq!(
+            check(&schema, &json!([1])),
+            Err("must have at least 2 elements".to_owned())
+        );
+        assert_eq!(
+            check(&json!(false), &json!(1)),
+            Err("is not allowed here".to_owned())
+        );
+    }
+
+    #[test]
+    fn a_hostile_schema_is_bounded_in_checking_and_rendering() {
+        // Each level doubles the work: 2^48 visits without a budget.
+        let schema = json!({
+            "$ref": "#/$defs/A",
+            "$defs": {"A": {"anyOf": [
+                {"$ref": "#/$defs/A"}, {"$ref": "#/$defs/A"}, {"type": "string"}
+            ], "allOf": [{"$ref": "#/$defs/A"}, {"$ref": "#/$defs/A"}]}}
+        });
+        let err = check(&schema, &json!(1)).unwrap_err();
+        assert!(err.contains("too complex"), "{err}");
+        assert!(render(&schema).len() <= MAX_RENDERED + 3);
+        // A wide recursive record renders within the budget.
+        let mut props = Map::new();
+        for i in 0..256 {
+            props.insert(format!("f{i}"), json!({"$ref": "#/$defs/R"}));
+        }
+        let wide =
+            json!({"$ref": "#/$defs/R", "$defs": {"R": {"type": "object", "properties": props}}});
+        assert!(render(&wide).ends_with("..."));
+        // A huge value is described without writing all of it.
+        let big = json!(vec!["x".repeat(1000); 1000]);
+        assert!(check(&json!({"type": "string"}), &big).unwrap_err().len() < 200);
+    }
+
+    #[test]
+    fn chained_refs_resolve_from_the_root() {
+        let schema = json!({
+            "$ref": "#/$defs/A",
+            "$defs": {"A": {"$ref": "#/$defs/B"}, "B": {"type": "object", "properties": {"x": {"type": "integer"}}}}
+        });
+        assert!(is_record(&schema));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! [`Script`]: one eval's code, chunk name and inputs; and [`CancelHandle`],
 //! which stops a session's eval from another task.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -42,7 +43,13 @@ pub struct Script {
     pub(crate) code: Vec<u8>,
     pub(crate) chunk_name: Option<String>,
     pub(crate) inputs: Vec<(String, Value)>,
+    /// Where each input name is in `inputs`, so that adding many stays
+    /// linear.
+    index: HashMap<String, usize>,
 }
+
+/// The most inputs one eval takes; more data belongs in one table.
+pub const MAX_INPUTS: usize = 1024;
 
 impl Script {
     /// A script with this code (Lua source: text, or any bytes), no inputs,
@@ -52,6 +59,7 @@ impl Script {
             code: code.into(),
             chunk_name: None,
             inputs: Vec::new(),
+            index: HashMap::new(),
         }
     }
 
@@ -64,13 +72,18 @@ impl Script {
     }
 
     /// Sets the global `name` to `value` before the chunk runs. A later
-    /// input of the same name replaces an earlier one. Default: no inputs.
+    /// input of the same name replaces an earlier one. At most
+    /// [`MAX_INPUTS`] names: past it the eval fails with `invalid_value`.
+    /// Default: no inputs.
     pub fn input(mut self, name: impl Into<String>, value: impl Into<Value>) -> Script {
         let name = name.into();
         let value = value.into();
-        match self.inputs.iter_mut().find(|(n, _)| *n == name) {
-            Some(slot) => slot.1 = value,
-            None => self.inputs.push((name, value)),
+        match self.index.get(&name) {
+            Some(&at) => self.inputs[at].1 = value,
+            None => {
+                self.index.insert(name.clone(), self.inputs.len());
+                self.inputs.push((name, value));
+            }
         }
         self
     }
@@ -121,12 +134,18 @@ impl From<Vec<u8>> for Script {
     }
 }
 
-/// The inputs as WIT values, or why they cannot cross: their JSON would
-/// take more than `max_bytes`.
+/// The inputs as WIT values, or why they cannot cross: there are more than
+/// [`MAX_INPUTS`], or their JSON would take more than `max_bytes`.
 pub(crate) fn wit_inputs(
     inputs: &[(String, Value)],
     max_bytes: u64,
 ) -> Result<Vec<types::Input>, String> {
+    if inputs.len() > MAX_INPUTS {
+        return Err(format!(
+            "{} inputs are more than the {MAX_INPUTS} an eval takes; pass related data as one table",
+            inputs.len()
+        ));
+    }
     let mut total: u64 = 0;
     let mut out = Vec::with_capacity(inputs.len());
     for (name, value) in inputs {
@@ -166,7 +185,9 @@ pub(crate) fn wit_inputs(
 /// Cheap to clone, `Send + Sync`. [`cancel`](Self::cancel) ends the eval
 /// running now with [`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled),
 /// within one epoch tick, whether the script is computing or waiting on a
-/// capability; the error keeps the output written before it and the stats.
+/// capability; the error keeps the output written before it and the host's
+/// stats (wall time, fuel, capability calls, output bytes; instructions and
+/// peak memory are absent, as after any host stop).
 /// A cancelled session is poisoned: an eval started after `cancel` fails at
 /// once with [`ErrorKind::Cancelled`](crate::ErrorKind::Cancelled), so a
 /// cancel that races the start of an eval is never lost.
@@ -260,6 +281,20 @@ mod tests {
         assert!(matches!(&wit[3].value, types::Value::Text(s) if s == "s"));
         assert!(matches!(&wit[4].value, types::Value::Json(s) if s == r#"{"k":[1]}"#));
         assert!(matches!(wit[5].value, types::Value::Float(_)));
+    }
+
+    #[test]
+    fn many_inputs_are_added_in_linear_time_and_past_the_cap_refused() {
+        let many: Vec<(String, Value)> =
+            (0..200_000).map(|i| (format!("k{i}"), json!(i))).collect();
+        let script = Script::new("").inputs(many.clone()).inputs(many);
+        assert_eq!(script.input_values().len(), 200_000);
+        let err = wit_inputs(script.input_values(), u64::MAX).unwrap_err();
+        assert!(err.contains("1024"), "{err}");
+        let fits: Vec<(String, Value)> = (0..MAX_INPUTS)
+            .map(|i| (format!("k{i}"), json!(i)))
+            .collect();
+        assert!(wit_inputs(&fits, u64::MAX).is_ok());
     }
 
     #[test]

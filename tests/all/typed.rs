@@ -210,6 +210,33 @@ async fn raw_schemas_check_arguments_the_handler_never_sees_bad_ones() {
     assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
 }
 
+#[tokio::test]
+async fn a_missing_or_empty_table_argument_still_needs_its_required_fields() {
+    // The shape of a code-mode tool: one optional table of named arguments.
+    let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let seen = calls.clone();
+    let cap = Capability::<()>::sync("svc.find", move |_ctx, (_args,): (Option<Value>,)| {
+        seen.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Ok::<_, CapabilityError>(true)
+    })
+    .schemas(
+        vec![json!({"type": "object", "properties": {"q": {"type": "string"}}, "required": ["q"]})],
+        None,
+    );
+    let sb = SandboxBuilder::<()>::new().capability(cap).build().unwrap();
+    for code in ["return svc.find()", "return svc.find{}"] {
+        let err = fails(&sb, code, ErrorKind::Capability).await;
+        assert!(
+            err.message
+                .ends_with("svc.find: argument #1: .q is required but missing"),
+            "{code}: {}",
+            err.message
+        );
+    }
+    assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 0);
+    assert_eq!(values(&sb, "return svc.find{q = 'x'}").await, [json!(true)]);
+}
+
 /// OpenAI's strict mode: every object lists all its properties as required
 /// and forbids additional ones; no object is free-form.
 fn assert_openai_strict(schema: &Value, path: &str) {
