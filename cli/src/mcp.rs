@@ -8,12 +8,10 @@ use std::io::Read;
 use anyhow::{Context, Result, bail};
 use clap::Args;
 use moonbox_mcp::upstream::{self, Upstream, UpstreamSpec};
-use moonbox_mcp::{HttpConfig, McpServer, ServerConfig};
+use moonbox_mcp::{HttpConfig, McpServer, ServerConfig, TOKEN_ENV};
 
 use crate::args::{SandboxArgs, Wait};
 
-/// The environment variable that may hold the HTTP bearer token.
-const TOKEN_ENV: &str = "MOONBOX_MCP_TOKEN";
 /// The largest token file read.
 const MAX_TOKEN_FILE_BYTES: u64 = 4096;
 
@@ -48,9 +46,9 @@ pub(crate) struct McpArgs {
     max_sessions: usize,
     /// Code mode: start this MCP server (NAME=COMMAND ARGS, or COMMAND ARGS
     /// to take the name it reports) and offer its tools to Lua as
-    /// NAME.TOOL{...} (repeatable). It inherits this process's environment,
-    /// so its credentials never reach the script; the timeout covers its
-    /// calls.
+    /// NAME.TOOL{...} (repeatable). It inherits this process's environment
+    /// (but not MOONBOX_MCP_TOKEN), so its credentials never reach the
+    /// script; the timeout covers its calls.
     #[arg(long, value_name = "NAME=COMMAND", value_parser = parse_upstream)]
     upstream: Vec<UpstreamSpec>,
 }

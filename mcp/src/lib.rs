@@ -48,3 +48,8 @@ pub use config::{HttpConfig, ServerConfig};
 pub use error::Error;
 pub use http::{HttpServer, PATH};
 pub use server::McpServer;
+
+/// The environment variable the `moonbox mcp` command reads the HTTP bearer
+/// token from. Code mode removes it from the environment of the upstream
+/// servers it starts, so that they never see the token.
+pub const TOKEN_ENV: &str = "MOONBOX_MCP_TOKEN";

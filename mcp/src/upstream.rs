@@ -11,7 +11,8 @@
 //!
 //! The child inherits this process's environment, so credentials it needs
 //! (an API token) stay in the host: a script sees only what the tools
-//! return. The eval's timeout covers every upstream call; a call cut short
+//! return. The one variable removed is [`TOKEN_ENV`](crate::TOKEN_ENV), the
+//! MCP server's own bearer token, which an upstream has no use for. The eval's timeout covers every upstream call; a call cut short
 //! is cancelled upstream (`notifications/cancelled`).
 
 use std::sync::Arc;
@@ -48,6 +49,17 @@ pub struct UpstreamSpec {
 }
 
 impl UpstreamSpec {
+    /// The command that starts the server: this process's environment
+    /// without [`TOKEN_ENV`](crate::TOKEN_ENV), killed when dropped.
+    fn command(&self) -> tokio::process::Command {
+        let mut command = tokio::process::Command::new(&self.program);
+        command
+            .args(&self.args)
+            .env_remove(crate::TOKEN_ENV)
+            .kill_on_drop(true);
+        command
+    }
+
     /// Parses `NAME=COMMAND ARGS` or `COMMAND ARGS`. Arguments split at
     /// whitespace; single or double quotes keep a space inside one, and a
     /// backslash escapes the next character (outside single quotes).
@@ -127,9 +139,7 @@ impl Upstream {
             name: what.clone(),
             message: why,
         };
-        let mut command = tokio::process::Command::new(&spec.program);
-        command.args(&spec.args).kill_on_drop(true);
-        let transport = TokioChildProcess::new(command)
+        let transport = TokioChildProcess::new(spec.command())
             .map_err(|e| fail(format!("cannot start '{}': {e}", spec.program)))?;
         let work = async {
             let service = ().serve(transport).await.map_err(|e| {
@@ -426,6 +436,20 @@ fn split_words(text: &str) -> Result<Vec<String>, Error> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_child_does_not_inherit_the_bearer_token() {
+        let spec = UpstreamSpec::parse("demo=server --flag").unwrap();
+        let command = spec.command();
+        let removed: Vec<_> = command
+            .as_std()
+            .get_envs()
+            .filter(|(_, value)| value.is_none())
+            .map(|(key, _)| key.to_owned())
+            .collect();
+        assert_eq!(removed, [std::ffi::OsString::from(crate::TOKEN_ENV)]);
+        assert_eq!(command.as_std().get_program(), "server");
+    }
 
     #[test]
     fn specs_take_an_optional_name_and_quoted_arguments() {
