@@ -142,7 +142,9 @@ impl HttpServer {
     }
 
     /// Serves until `shutdown` completes, then stops accepting connections
-    /// and lets open requests finish.
+    /// and closes the MCP sessions: their calls in flight are cancelled and
+    /// their event streams end. Returns once the open HTTP connections have
+    /// closed.
     ///
     /// # Errors
     /// [`Error::Io`] from the listener.
@@ -153,9 +155,16 @@ impl HttpServer {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), Error> {
+        // The graceful shutdown waits for every open response, and an
+        // event stream (a GET, or a call's SSE reply) ends only when its
+        // session is cancelled: cancel them as the shutdown begins.
+        let stop = self.stop.clone();
         let _guards = (self.stop.drop_guard(), self.sweeper.drop_guard());
         axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(shutdown)
+            .with_graceful_shutdown(async move {
+                shutdown.await;
+                stop.cancel();
+            })
             .await?;
         Ok(())
     }

@@ -474,16 +474,44 @@ async fn output_streams_as_progress_before_the_result() {
     assert_eq!(report["output"], "streamed\ncafé");
 }
 
-/// Sends one raw HTTP/1.1 initialize POST and returns the status code.
-async fn post_initialize(addr: std::net::SocketAddr, headers: &[(&str, &str)]) -> u16 {
-    let body = json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "test", "version": "0"}}
-    })
-    .to_string();
+/// A response's status code and head (status line and headers), and the
+/// connection, left at the start of the body.
+struct Answer {
+    status: u16,
+    head: String,
+    stream: tokio::net::TcpStream,
+}
+
+impl Answer {
+    /// A header's value, by its name in any case.
+    fn header(&self, name: &str) -> Option<&str> {
+        self.head.lines().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            key.eq_ignore_ascii_case(name).then(|| value.trim())
+        })
+    }
+
+    /// The rest of the response, up to the end of the connection.
+    async fn body(mut self) -> String {
+        let mut body = Vec::new();
+        tokio::time::timeout(Duration::from_secs(10), self.stream.read_to_end(&mut body))
+            .await
+            .expect("the response ends")
+            .expect("reads the body");
+        String::from_utf8_lossy(&body).into_owned()
+    }
+}
+
+/// Sends one raw HTTP/1.1 request to `/mcp` (on a connection closed after
+/// it) and reads the response's head.
+async fn exchange(
+    addr: std::net::SocketAddr,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Answer {
     let mut request = format!(
-        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
          Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
         body.len()
     );
@@ -491,17 +519,60 @@ async fn post_initialize(addr: std::net::SocketAddr, headers: &[(&str, &str)]) -
         request.push_str(&format!("{name}: {value}\r\n"));
     }
     request.push_str("\r\n");
-    request.push_str(&body);
+    request.push_str(body);
     let mut stream = tokio::net::TcpStream::connect(addr)
         .await
         .expect("connects");
     stream.write_all(request.as_bytes()).await.expect("sends");
-    let mut head = [0u8; 12];
-    stream.read_exact(&mut head).await.expect("a status line");
-    std::str::from_utf8(&head[9..12])
-        .ok()
+    let mut head = Vec::new();
+    while !head.ends_with(b"\r\n\r\n") {
+        let byte = tokio::time::timeout(Duration::from_secs(30), stream.read_u8())
+            .await
+            .expect("the head arrives")
+            .expect("a response head");
+        head.push(byte);
+    }
+    let head = String::from_utf8(head).expect("the head is text");
+    let status = head
+        .get(9..12)
         .and_then(|s| s.parse().ok())
-        .expect("a status code")
+        .expect("a status code");
+    Answer {
+        status,
+        head,
+        stream,
+    }
+}
+
+fn initialize_body() -> String {
+    json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "0"}}
+    })
+    .to_string()
+}
+
+/// Sends one raw HTTP/1.1 initialize POST and returns the status code.
+async fn post_initialize(addr: std::net::SocketAddr, headers: &[(&str, &str)]) -> u16 {
+    exchange(addr, "POST", headers, &initialize_body())
+        .await
+        .status
+}
+
+/// Opens an MCP connection over HTTP: initialize, then initialized.
+/// Returns its `Mcp-Session-Id`.
+async fn http_connect(addr: std::net::SocketAddr) -> String {
+    let init = exchange(addr, "POST", &[], &initialize_body()).await;
+    assert_eq!(init.status, 200, "{}", init.head);
+    let id = init
+        .header("mcp-session-id")
+        .expect("a connection id")
+        .to_owned();
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let done = exchange(addr, "POST", &[("Mcp-Session-Id", &id)], &initialized).await;
+    assert_eq!(done.status, 202, "{}", done.head);
+    id
 }
 
 #[tokio::test]
@@ -568,4 +639,38 @@ async fn http_on_any_loopback_address_accepts_its_own_host() {
     let addr = bound.local_addr().unwrap();
     tokio::spawn(bound.run());
     assert_eq!(post_initialize(addr, &[]).await, 200);
+}
+
+#[tokio::test]
+async fn http_shutdown_ends_open_event_streams() {
+    let server = McpServer::new(sandbox(Limits::default()), ServerConfig::default()).unwrap();
+    let bound = server
+        .bind_http(HttpConfig::new("127.0.0.1:0".parse().unwrap()))
+        .await
+        .expect("binds");
+    let addr = bound.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(bound.run_until(async {
+        let _ = stopped.await;
+    }));
+    let id = http_connect(addr).await;
+    // The standalone event stream stays open until the server ends it.
+    let events = exchange(addr, "GET", &[("Mcp-Session-Id", &id)], "").await;
+    assert_eq!(events.status, 200, "{}", events.head);
+    assert!(
+        events
+            .header("content-type")
+            .is_some_and(|t| t.starts_with("text/event-stream")),
+        "{}",
+        events.head
+    );
+
+    stop.send(()).expect("the server is running");
+    tokio::time::timeout(Duration::from_secs(10), serving)
+        .await
+        .expect("run_until returns although an event stream was open")
+        .expect("the server task did not panic")
+        .expect("the server stopped without an error");
+    // The stream ended with it.
+    events.body().await;
 }
