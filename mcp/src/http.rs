@@ -20,6 +20,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -106,7 +107,7 @@ impl McpServer {
         let mut router = Router::new().route_service(PATH, service);
         if let Some(token) = http.token {
             router = router.layer(middleware::from_fn_with_state(
-                Arc::new(Token(token)),
+                Arc::new(Token::new(&token)),
                 require_token,
             ));
         }
@@ -170,10 +171,18 @@ impl HttpServer {
     }
 }
 
-/// The configured bearer token.
-struct Token(String);
+/// The configured bearer token, kept as its SHA-256 digest.
+///
+/// A header's token is hashed too and the two digests compared in constant
+/// time: a comparison of the tokens themselves would stop early at a
+/// length mismatch, telling a client the token's length.
+struct Token([u8; 32]);
 
 impl Token {
+    fn new(token: &str) -> Token {
+        Token(digest(token))
+    }
+
     /// Whether an `Authorization` header carries this token.
     fn admits(&self, header: Option<&HeaderValue>) -> bool {
         let Some(value) = header.and_then(|v| v.to_str().ok()) else {
@@ -182,9 +191,12 @@ impl Token {
         let Some((scheme, given)) = value.split_once(' ') else {
             return false;
         };
-        scheme.eq_ignore_ascii_case("bearer")
-            && bool::from(given.trim().as_bytes().ct_eq(self.0.as_bytes()))
+        scheme.eq_ignore_ascii_case("bearer") && bool::from(digest(given.trim()).ct_eq(&self.0))
     }
+}
+
+fn digest(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
 }
 
 /// Passes a request that carries the token on; answers any other with 401.
@@ -209,7 +221,7 @@ mod tests {
 
     #[test]
     fn only_the_exact_token_is_admitted() {
-        let token = Token("0123456789abcdef0123456789abcdef".to_owned());
+        let token = Token::new("0123456789abcdef0123456789abcdef");
         let header = |s: &str| HeaderValue::from_str(s).ok();
         assert!(token.admits(header("Bearer 0123456789abcdef0123456789abcdef").as_ref()));
         assert!(token.admits(header("bearer 0123456789abcdef0123456789abcdef").as_ref()));
