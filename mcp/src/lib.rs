@@ -23,8 +23,10 @@
 //! # Cancellation and streamed output
 //!
 //! A `notifications/cancelled` for a running `run_lua` stops its eval
-//! through the session's [`CancelHandle`](moonbox::CancelHandle); the
-//! session cannot run code afterwards. When a call carries a
+//! through the session's [`CancelHandle`](moonbox::CancelHandle). The
+//! stopped Lua state cannot run code again, so a named session is then
+//! restarted with fresh globals under the same id, and the call's result
+//! says so; a session closed meanwhile is not. When a call carries a
 //! `progressToken`, what the script writes is sent as
 //! `notifications/progress` while it runs (coalesced, and bounded in
 //! memory); the final result still carries all of it.

@@ -149,7 +149,7 @@ impl McpServer {
             None => self.run_fresh(call.script, ctx).await,
         };
         match outcome {
-            Ok((outcome, restarted)) => finished(&outcome, restarted),
+            Ok((outcome, after)) => finished(&outcome, after),
             Err(e) => refused(&e),
         }
     }
@@ -177,7 +177,7 @@ impl McpServer {
             // A session that cannot start (a limit too small for it) is the
             // call's outcome, reported like any other.
             Err(e) => match e.eval_error() {
-                Some(stop) => Ok((Err(stop.clone()), None)),
+                Some(stop) => Ok((Err(stop.clone()), After::Nothing)),
                 None => Err(ToolError::Start(e.to_string())),
             },
         }
@@ -189,7 +189,10 @@ impl McpServer {
     /// When the eval leaves a named session unusable (it was cancelled, or
     /// the outer wall stopped it), the session is restarted with fresh
     /// globals before the call returns, and the result says so: the id
-    /// stays valid, as a model that cancelled a run expects.
+    /// stays valid, as a model that cancelled a run expects. A session
+    /// closed before the eval starts is refused as unknown; one closed
+    /// while it runs (which cancels it) is not restarted, and the result
+    /// says it was closed.
     ///
     /// # Cancel safety
     /// Dropping the future mid-eval poisons the session (the library's
@@ -205,6 +208,13 @@ impl McpServer {
         let Ok(mut session) = slot.session.try_lock() else {
             return Err(ToolError::Busy(id.unwrap_or_default().to_owned()));
         };
+        // Closed between the lookup and the lock: the id is gone. (A close
+        // from here on cancels the eval, even before it starts.)
+        if let Some(id) = id
+            && !self.inner.sessions.is_open(id)
+        {
+            return Err(self.inner.sessions.unknown(id));
+        }
         let progress = ctx.meta.get_progress_token().map(|token| {
             Progress::start(ctx.peer.clone(), token, self.inner.config.progress_interval)
         });
@@ -226,22 +236,28 @@ impl McpServer {
         if let Some(progress) = progress {
             progress.finish().await;
         }
-        let mut restarted = None;
+        let Some(id) = id else {
+            return Ok((outcome, After::Nothing));
+        };
         // A session closed meanwhile (close_session cancels its eval) is
-        // not worth restarting.
-        if let Some(id) = id
-            && session.is_poisoned()
-            && self.inner.sessions.is_open(id)
-        {
-            // Held under the session's lock, so no call sees the poisoned
-            // session in between. A failed restart leaves it poisoned:
-            // later calls then say why they cannot run.
-            if let Ok(fresh) = self.inner.sandbox.session(()).await {
-                slot.replace(&mut session, fresh);
-                restarted = Some(id.to_owned());
-            }
+        // not restarted: its id is gone.
+        if !self.inner.sessions.is_open(id) {
+            return Ok((outcome, After::Closed(id.to_owned())));
         }
-        Ok((outcome, restarted))
+        if !session.is_poisoned() {
+            return Ok((outcome, After::Nothing));
+        }
+        // Under the session's lock, so no call sees the poisoned session
+        // in between. A failed restart leaves it poisoned: later calls
+        // then say why they cannot run.
+        let Ok(fresh) = self.inner.sandbox.session(()).await else {
+            return Ok((outcome, After::Nothing));
+        };
+        // close_session may have run while the fresh session started.
+        match self.inner.sessions.restart(id, slot, &mut session, fresh) {
+            Some(_stale) => Ok((outcome, After::Restarted(id.to_owned()))),
+            None => Ok((outcome, After::Closed(id.to_owned()))),
+        }
     }
 
     /// Answers a `new_session` call.
@@ -282,9 +298,20 @@ impl McpServer {
     }
 }
 
-/// An eval's outcome, and the id of its session when the session was
-/// restarted after it.
-type Ran = (Result<EvalOutput, EvalError>, Option<String>);
+/// An eval's outcome, and what became of its named session.
+type Ran = (Result<EvalOutput, EvalError>, After);
+
+/// What became of a call's named session, when the result should say.
+#[derive(Debug, PartialEq, Eq)]
+enum After {
+    /// Nothing to say: the session goes on, or there was none.
+    Nothing,
+    /// The eval left the session unusable, so it was restarted with fresh
+    /// globals.
+    Restarted(String),
+    /// close_session closed the session while the call ran.
+    Closed(String),
+}
 
 /// A `run_lua` call's arguments, checked.
 struct RunCall {
@@ -383,12 +410,16 @@ fn refused(e: &ToolError) -> CallToolResult {
 
 /// A finished eval: one line for the model, the report as structured
 /// content, and `isError` for any failure.
-fn finished(outcome: &Result<EvalOutput, EvalError>, restarted: Option<String>) -> CallToolResult {
+fn finished(outcome: &Result<EvalOutput, EvalError>, after: After) -> CallToolResult {
     let mut line = tool::summary(outcome);
-    if let Some(id) = restarted {
-        line.push_str(&format!(
+    match after {
+        After::Nothing => {}
+        After::Restarted(id) => line.push_str(&format!(
             " (session {id} could not go on after this, so it was restarted: its globals are gone)"
-        ));
+        )),
+        After::Closed(id) => {
+            line.push_str(&format!(" (session {id} was closed while this call ran)"))
+        }
     }
     let text = vec![ContentBlock::text(line)];
     let mut result = match outcome {

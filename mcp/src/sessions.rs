@@ -40,10 +40,11 @@ impl Slot {
             .cancel();
     }
 
-    /// Puts a fresh session in place of `old` (the guarded one).
-    pub(crate) fn replace(&self, old: &mut Session<()>, fresh: Session<()>) {
+    /// Puts a fresh session in place of `old` (the guarded one), and
+    /// returns the old one.
+    fn replace(&self, old: &mut Session<()>, fresh: Session<()>) -> Session<()> {
         *self.cancel.lock().unwrap_or_else(PoisonError::into_inner) = fresh.cancel_handle();
-        *old = fresh;
+        std::mem::replace(old, fresh)
     }
 
     fn is_busy(&self) -> bool {
@@ -150,7 +151,8 @@ impl Sessions {
         }
     }
 
-    /// Closes a session, cancelling its eval if one is running.
+    /// Closes a session, cancelling its eval if one is running, and any
+    /// eval started in it later.
     ///
     /// # Errors
     /// [`ToolError::UnknownSession`] for an id that is not open.
@@ -161,10 +163,33 @@ impl Sessions {
             table.open.remove(id)
         };
         let entry = entry.ok_or_else(|| self.unknown(id))?;
-        if entry.slot.is_busy() {
-            entry.slot.cancel();
-        }
+        // Whether or not an eval runs now: a call that already took the
+        // slot but has not started its eval yet then fails at once (the
+        // cancel is sticky) rather than running in a closed session.
+        entry.slot.cancel();
         Ok(())
+    }
+
+    /// Puts `fresh` in place of `old`, the guarded session of `slot`, when
+    /// `slot` is still the open session `id`; returns the session replaced,
+    /// or `None` (and drops `fresh`) when `id` was closed meanwhile.
+    ///
+    /// Checked and done under the table's lock, so that a `close` either
+    /// comes first (and nothing is restarted) or after (and cancels the
+    /// fresh session).
+    pub(crate) fn restart(
+        &self,
+        id: &str,
+        slot: &Slot,
+        old: &mut Session<()>,
+        fresh: Session<()>,
+    ) -> Option<Session<()>> {
+        let table = self.table();
+        let open = table
+            .open
+            .get(id)
+            .is_some_and(|entry| std::ptr::eq(Arc::as_ptr(&entry.slot), slot));
+        open.then(|| slot.replace(old, fresh))
     }
 
     /// Closes the sessions idle for longer than the TTL.
@@ -172,7 +197,8 @@ impl Sessions {
         sweep(&mut self.table(), self.ttl);
     }
 
-    fn unknown(&self, id: &str) -> ToolError {
+    /// The error for an id that is not open.
+    pub(crate) fn unknown(&self, id: &str) -> ToolError {
         // An id of any length may arrive; the message quotes a bounded part.
         let shown: String = id.chars().take(64).collect();
         ToolError::UnknownSession {
@@ -231,6 +257,50 @@ fn new_id() -> Result<String, ToolError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use moonbox::ErrorKind;
+
+    fn sandbox() -> Sandbox {
+        Sandbox::builder().build().expect("the sandbox builds")
+    }
+
+    #[tokio::test]
+    async fn a_call_that_looked_a_session_up_before_it_closed_does_not_run() {
+        let sessions = Sessions::new(sandbox(), 4, Duration::from_secs(60));
+        let id = sessions.open().await.unwrap();
+        // A call finds the session; close_session runs before its eval
+        // starts, while no eval is running.
+        let slot = sessions.get(&id).unwrap();
+        sessions.close(&id).unwrap();
+        let mut session = slot.session.try_lock().unwrap();
+        let err = session.eval("return 1").await.unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Cancelled);
+    }
+
+    #[tokio::test]
+    async fn a_session_closed_during_its_restart_stays_closed() {
+        let sandbox = sandbox();
+        let sessions = Sessions::new(sandbox.clone(), 4, Duration::from_secs(60));
+
+        let id = sessions.open().await.unwrap();
+        let slot = sessions.get(&id).unwrap();
+        let mut session = slot.session.try_lock().unwrap();
+        let fresh = sandbox.session(()).await.unwrap();
+        sessions.close(&id).unwrap();
+        assert!(sessions.restart(&id, &slot, &mut session, fresh).is_none());
+        assert!(!sessions.is_open(&id));
+
+        // An open session is restarted; a close after that cancels the
+        // fresh session.
+        let id = sessions.open().await.unwrap();
+        let slot = sessions.get(&id).unwrap();
+        let mut session = slot.session.try_lock().unwrap();
+        let fresh = sandbox.session(()).await.unwrap();
+        assert!(sessions.restart(&id, &slot, &mut session, fresh).is_some());
+        assert_eq!(session.eval("return 1").await.unwrap().values.len(), 1);
+        sessions.close(&id).unwrap();
+        let err = session.eval("return 1").await.unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Cancelled);
+    }
 
     #[test]
     fn ids_are_32_hex_digits_and_differ() {

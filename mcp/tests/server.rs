@@ -428,6 +428,11 @@ async fn closing_a_busy_session_cancels_its_call() {
     assert_eq!(report(&result)["error"]["kind"], "cancelled");
     assert_eq!(report(&result)["output"], "spinning\n");
     assert!(!text(&result).contains("restarted"), "{}", text(&result));
+    assert!(
+        text(&result).ends_with(&format!(" (session {id} was closed while this call ran)")),
+        "{}",
+        text(&result)
+    );
     let gone = call(&conn, "run_lua", json!({"code": "return 1", "session": id})).await;
     assert!(
         text(&gone).starts_with("unknown session"),
