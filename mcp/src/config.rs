@@ -15,7 +15,8 @@ pub struct ServerConfig {
     /// The most sessions open at once (1 to [`ServerConfig::MAX_MAX_SESSIONS`]).
     /// Past it, `new_session` is a tool error until one is closed or
     /// expires. It also bounds how many calls without a session run at
-    /// once (more wait their turn). Default: 64.
+    /// once: up to four times as many more wait their turn, and a call past
+    /// that is a tool error. Default: 64.
     pub max_sessions: usize,
     /// How long a session may sit idle (no call using it) before it is
     /// closed. A session whose eval is running is never idle. Default: 10

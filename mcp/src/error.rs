@@ -71,6 +71,10 @@ pub(crate) enum ToolError {
     )]
     TooManySessions { max: usize, ttl: Duration },
     #[error(
+        "too many calls without a session ({running} running and {waiting} waiting, the most allowed); try again when one finishes"
+    )]
+    TooManyWaiting { running: usize, waiting: usize },
+    #[error(
         "session '{0}' is running another run_lua call; wait for it to finish (or cancel it), or use another session"
     )]
     Busy(String),

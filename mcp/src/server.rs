@@ -26,6 +26,9 @@ const RUN_LUA: &str = tool::NAME;
 const NEW_SESSION: &str = "new_session";
 /// The tool that closes a session.
 const CLOSE_SESSION: &str = "close_session";
+/// How many calls without a session may wait for a turn, per call that may
+/// run at once.
+const WAITING_PER_RUNNING: usize = 4;
 
 /// The MCP server: a sandbox offered as the `run_lua`, `new_session` and
 /// `close_session` tools.
@@ -44,6 +47,10 @@ struct Inner {
     sessions: Sessions,
     /// Bounds the calls without a session that run at once.
     fresh: Semaphore,
+    /// Bounds the calls without a session that run or wait for a turn, so
+    /// that waiting calls (each holding its code and inputs) cannot pile
+    /// up.
+    admitted: Semaphore,
     tools: Vec<Tool>,
 }
 
@@ -67,6 +74,9 @@ impl McpServer {
             inner: Arc::new(Inner {
                 sessions: Sessions::new(sandbox.clone(), config.max_sessions, config.session_ttl),
                 fresh: Semaphore::new(config.max_sessions),
+                admitted: Semaphore::new(
+                    config.max_sessions.saturating_mul(1 + WAITING_PER_RUNNING),
+                ),
                 sandbox,
                 config,
                 tools,
@@ -156,6 +166,10 @@ impl McpServer {
 
     /// Runs in a session made for this call, then discards it.
     ///
+    /// At most `max_sessions` such calls run at once, and
+    /// [`WAITING_PER_RUNNING`] times as many wait for a turn; a call past
+    /// that is refused at once.
+    ///
     /// # Cancel safety
     /// Dropping the future discards the session; a cancelled request
     /// stops waiting for a turn or for the session's start at once.
@@ -164,6 +178,13 @@ impl McpServer {
         script: Script,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<Ran, ToolError> {
+        let Ok(_admitted) = self.inner.admitted.try_acquire() else {
+            let running = self.inner.config.max_sessions;
+            return Err(ToolError::TooManyWaiting {
+                running,
+                waiting: running.saturating_mul(WAITING_PER_RUNNING),
+            });
+        };
         let _permit = tokio::select! {
             permit = self.inner.fresh.acquire() => permit.map_err(|_| ToolError::Cancelled)?,
             () = ctx.ct.cancelled() => return Err(ToolError::Cancelled),

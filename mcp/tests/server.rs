@@ -679,3 +679,69 @@ async fn http_shutdown_ends_open_event_streams() {
     // The stream ended with it.
     events.body().await;
 }
+
+#[tokio::test]
+async fn calls_without_a_session_wait_in_a_bounded_queue() {
+    // One call runs at once, four more may wait: the sixth is refused.
+    let config = ServerConfig::default().max_sessions(1);
+    let conn = connect(sandbox(spinning()), config).await;
+    let mut handles = Vec::new();
+    for _ in 0..6 {
+        let handle = conn
+            .client
+            .send_cancellable_request(
+                run_request(json!({"code": "while true do end"})),
+                PeerRequestOptions::no_options(),
+            )
+            .await
+            .expect("the request is sent");
+        handles.push(handle);
+    }
+    // Whichever arrived last is answered at once; the others spin or wait.
+    let started = Instant::now();
+    let (refused, answer) = loop {
+        if let Some(found) = handles
+            .iter_mut()
+            .enumerate()
+            .find_map(|(i, h)| h.rx.try_recv().ok().map(|answer| (i, answer)))
+        {
+            break found;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(15),
+            "no call was refused"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let Ok(ServerResult::CallToolResult(result)) = answer else {
+        panic!("a tool result: {answer:?}")
+    };
+    assert_eq!(result.is_error, Some(true));
+    assert!(result.structured_content.is_none());
+    assert_eq!(
+        text(&result),
+        "too many calls without a session (1 running and 4 waiting, the most allowed); try again when one finishes"
+    );
+    handles.remove(refused);
+    for handle in handles {
+        handle
+            .cancel(Some("the test is done".to_owned()))
+            .await
+            .expect("the cancellation is sent");
+    }
+    // The queue drains: a new call runs.
+    let again = Instant::now();
+    let after = loop {
+        let result = call(&conn, "run_lua", json!({"code": "return 'ran'"})).await;
+        if result.is_error != Some(true) {
+            break result;
+        }
+        assert!(
+            again.elapsed() < Duration::from_secs(15),
+            "{}",
+            text(&result)
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(report(&after)["values"], json!(["ran"]));
+}
