@@ -34,6 +34,13 @@ pub(crate) struct McpArgs {
     /// variable, if set.
     #[arg(long, value_name = "FILE", requires = "http")]
     token_file: Option<PathBuf>,
+    /// With --http, the most MCP connections (clients' initialized
+    /// sessions) open at once (1 to 10000); an initialize past it is
+    /// answered 503.
+    #[arg(long, value_name = "N", requires = "http",
+          default_value_t = HttpConfig::DEFAULT_MAX_CONNECTIONS,
+          value_parser = parse_max_connections)]
+    max_connections: usize,
     /// Close a session after this long without a call (accepts 30s, 10m,
     /// 1h; at most 24h).
     #[arg(long, value_name = "DURATION",
@@ -58,15 +65,21 @@ fn parse_upstream(s: &str) -> Result<UpstreamSpec, String> {
 }
 
 fn parse_max_sessions(s: &str) -> Result<usize, String> {
+    parse_count(s, "sessions", ServerConfig::MAX_MAX_SESSIONS)
+}
+
+fn parse_max_connections(s: &str) -> Result<usize, String> {
+    parse_count(s, "connections", HttpConfig::MAX_MAX_CONNECTIONS)
+}
+
+/// A count from 1 to `max`.
+fn parse_count(s: &str, what: &str, max: usize) -> Result<usize, String> {
     let n: usize = s
         .trim()
         .parse()
-        .map_err(|_| format!("'{s}' is not a number of sessions"))?;
-    if !(1..=ServerConfig::MAX_MAX_SESSIONS).contains(&n) {
-        return Err(format!(
-            "{n} is out of range; use 1 to {}",
-            ServerConfig::MAX_MAX_SESSIONS
-        ));
+        .map_err(|_| format!("'{s}' is not a number of {what}"))?;
+    if !(1..=max).contains(&n) {
+        return Err(format!("{n} is out of range; use 1 to {max}"));
     }
     Ok(n)
 }
@@ -113,7 +126,7 @@ pub(crate) async fn serve(mcp: &McpArgs, sandbox_args: &SandboxArgs) -> Result<u
     // that a refused configuration fails at once.
     let http = match mcp.http {
         Some(addr) => {
-            let mut http = HttpConfig::new(addr);
+            let mut http = HttpConfig::new(addr).max_connections(mcp.max_connections);
             for origin in &mcp.allow_origin {
                 http = http.allow_origin(origin);
             }
@@ -173,6 +186,9 @@ mod tests {
         assert!(parse_max_sessions("0").is_err());
         assert!(parse_max_sessions("10001").is_err());
         assert!(parse_max_sessions("many").is_err());
+        assert_eq!(parse_max_connections("256"), Ok(256));
+        assert!(parse_max_connections("0").is_err());
+        assert!(parse_max_connections("10001").is_err());
     }
 
     #[test]

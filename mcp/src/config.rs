@@ -136,12 +136,22 @@ pub struct HttpConfig {
     /// TOKEN`), compared in constant time. Required on a non-loopback
     /// address. Default: none.
     pub token: Option<String>,
+    /// The most MCP connections (the transport's sessions, opened by
+    /// `initialize` and named by the `Mcp-Session-Id` header) open at once,
+    /// 1 to [`HttpConfig::MAX_MAX_CONNECTIONS`]. Past it, an `initialize`
+    /// is answered `503` until a client closes its connection (HTTP
+    /// `DELETE`) or one idles out. Default: 256.
+    pub max_connections: usize,
 }
 
 impl HttpConfig {
     /// The default listening address.
     pub const DEFAULT_ADDR: SocketAddr =
         SocketAddr::new(std::net::IpAddr::V4(Ipv4Addr::LOCALHOST), 8765);
+    /// The largest [`max_connections`](Self::max_connections) accepted.
+    pub const MAX_MAX_CONNECTIONS: usize = 10_000;
+    /// The default [`max_connections`](Self::max_connections).
+    pub const DEFAULT_MAX_CONNECTIONS: usize = 256;
     /// The origins always accepted.
     pub const LOOPBACK_ORIGINS: [&'static str; 3] =
         ["http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"];
@@ -153,6 +163,7 @@ impl HttpConfig {
             addr,
             allowed_origins: Vec::new(),
             token: None,
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
         }
     }
 
@@ -169,12 +180,27 @@ impl HttpConfig {
         self
     }
 
+    /// Sets [`max_connections`](Self::max_connections).
+    pub fn max_connections(mut self, max: usize) -> Self {
+        self.max_connections = max;
+        self
+    }
+
     /// Checks the settings: a token on a non-loopback address, a token
-    /// that is a plausible secret, and origins that parse.
+    /// that is a plausible secret, origins that parse, and a connection
+    /// cap within bounds.
     ///
     /// # Errors
-    /// [`Error::TokenRequired`], [`Error::BadToken`] or [`Error::BadOrigin`].
+    /// [`Error::TokenRequired`], [`Error::BadToken`], [`Error::BadOrigin`]
+    /// or [`Error::Config`].
     pub fn validate(&self) -> Result<(), Error> {
+        if !(1..=Self::MAX_MAX_CONNECTIONS).contains(&self.max_connections) {
+            return Err(Error::Config(format!(
+                "max_connections is {}; it must be 1 to {}",
+                self.max_connections,
+                Self::MAX_MAX_CONNECTIONS
+            )));
+        }
         if let Some(token) = &self.token {
             check_token(token)?;
         } else if !self.addr.ip().is_loopback() {
@@ -199,6 +225,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("addr", &self.addr)
             .field("allowed_origins", &self.allowed_origins)
             .field("token", &self.token.as_ref().map(|_| "<set>"))
+            .field("max_connections", &self.max_connections)
             .finish()
     }
 }
@@ -274,6 +301,15 @@ mod tests {
         assert!(http.validate().is_ok());
         let loopback = HttpConfig::new("[::1]:0".parse().unwrap());
         assert!(loopback.validate().is_ok());
+    }
+
+    #[test]
+    fn the_connection_cap_is_bounded() {
+        let http = HttpConfig::default();
+        assert!(http.clone().max_connections(0).validate().is_err());
+        let over = HttpConfig::MAX_MAX_CONNECTIONS + 1;
+        assert!(http.clone().max_connections(over).validate().is_err());
+        assert!(http.max_connections(1).validate().is_ok());
     }
 
     #[test]

@@ -7,11 +7,14 @@
 //! 2. `Host` (on a loopback address): only loopback names, else 403, so
 //!    that a DNS-rebound name cannot reach the server;
 //! 3. `Origin`: absent, loopback, or on the allow-list, else 403, so that
-//!    a web page the user visits cannot drive the server.
+//!    a web page the user visits cannot drive the server;
+//! 4. the connection cap: an `initialize` past
+//!    [`HttpConfig::max_connections`] open connections, 503.
 
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Request, State};
@@ -26,11 +29,16 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::HttpConfig;
+use crate::connections::{Capped, limit_connections};
 use crate::error::Error;
 use crate::server::McpServer;
 
 /// The path the MCP endpoint is served at.
 pub const PATH: &str = "/mcp";
+
+/// How long an MCP connection may go without traffic (a request from the
+/// client, a message from the server) before the server closes it.
+const CONNECTION_KEEP_ALIVE: Duration = Duration::from_secs(300);
 
 /// A bound HTTP server, ready to [`run`](HttpServer::run).
 pub struct HttpServer {
@@ -54,8 +62,8 @@ impl McpServer {
     ///
     /// # Errors
     /// [`Error::TokenRequired`] for a non-loopback address without a token,
-    /// [`Error::BadToken`] or [`Error::BadOrigin`] for unusable settings,
-    /// [`Error::Bind`] when the address cannot be bound.
+    /// [`Error::BadToken`], [`Error::BadOrigin`] or [`Error::Config`] for
+    /// unusable settings, [`Error::Bind`] when the address cannot be bound.
     ///
     /// # Cancel safety
     /// Dropping the future before it completes binds nothing.
@@ -97,17 +105,23 @@ impl McpServer {
             // know; the token, required here, is what keeps strangers out.
             config = config.disable_allowed_hosts();
         }
+        let mut connections = LocalSessionManager::default();
+        connections.session_config.keep_alive = Some(CONNECTION_KEEP_ALIVE);
+        let connections = Arc::new(Capped::new(connections, http.max_connections));
         let sweeper = self.spawn_sweeper();
         let server = self;
-        let service = StreamableHttpService::new(
-            move || Ok(server.clone()),
-            Arc::new(LocalSessionManager::default()),
-            config,
-        );
-        let mut router = Router::new().route_service(PATH, service);
-        if let Some(token) = http.token {
+        let service = StreamableHttpService::new(move || Ok(server.clone()), connections, config);
+        // The last layer added is the first a request meets.
+        let mut router =
+            Router::new()
+                .route_service(PATH, service)
+                .layer(middleware::from_fn_with_state(
+                    http.max_connections,
+                    limit_connections,
+                ));
+        if let Some(token) = &http.token {
             router = router.layer(middleware::from_fn_with_state(
-                Arc::new(Token::new(&token)),
+                Arc::new(Token::new(token)),
                 require_token,
             ));
         }

@@ -39,6 +39,7 @@
 )]
 
 mod config;
+mod connections;
 mod error;
 mod http;
 mod progress;

@@ -681,6 +681,37 @@ async fn http_shutdown_ends_open_event_streams() {
 }
 
 #[tokio::test]
+async fn http_connections_are_capped() {
+    let server = McpServer::new(sandbox(Limits::default()), ServerConfig::default()).unwrap();
+    let bound = server
+        .bind_http(HttpConfig::new("127.0.0.1:0".parse().unwrap()).max_connections(2))
+        .await
+        .expect("binds");
+    let addr = bound.local_addr().unwrap();
+    tokio::spawn(bound.run());
+    let first = http_connect(addr).await;
+    http_connect(addr).await;
+
+    let refused = exchange(addr, "POST", &[], &initialize_body()).await;
+    assert_eq!(refused.status, 503, "{}", refused.head);
+    let why = refused.body().await;
+    assert!(
+        why.contains("the limit of 2 open MCP connections is reached"),
+        "{why}"
+    );
+    // A call on an open connection still goes through.
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    let listed = exchange(addr, "POST", &[("Mcp-Session-Id", &first)], &list).await;
+    assert_eq!(listed.status, 200, "{}", listed.head);
+    assert!(listed.body().await.contains("run_lua"));
+
+    // Closing a connection frees its place.
+    let closed = exchange(addr, "DELETE", &[("Mcp-Session-Id", &first)], "").await;
+    assert!((200..300).contains(&closed.status), "{}", closed.head);
+    http_connect(addr).await;
+}
+
+#[tokio::test]
 async fn calls_without_a_session_wait_in_a_bounded_queue() {
     // One call runs at once, four more may wait: the sixth is refused.
     let config = ServerConfig::default().max_sessions(1);
