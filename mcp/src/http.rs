@@ -4,8 +4,9 @@
 //! Defences, in the order a request meets them:
 //! 1. the token (when configured): `Authorization: Bearer TOKEN`, compared
 //!    in constant time, else 401;
-//! 2. `Host` (on a loopback address): only loopback names, else 403, so
-//!    that a DNS-rebound name cannot reach the server;
+//! 2. `Host` (on a loopback address): only loopback names and the
+//!    listening address, else 403, so that a DNS-rebound name cannot reach
+//!    the server;
 //! 3. `Origin`: absent, loopback, or on the allow-list, else 403, so that
 //!    a web page the user visits cannot drive the server;
 //! 4. the connection cap: an `initialize` past
