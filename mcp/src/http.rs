@@ -38,8 +38,16 @@ use crate::server::McpServer;
 pub const PATH: &str = "/mcp";
 
 /// How long an MCP connection may go without traffic (a request from the
-/// client, a message from the server) before the server closes it.
+/// client, a message from the server) before the server closes it, at the
+/// least: it is always longer than the eval timeout, so that a quiet call
+/// is never cut off while it runs.
 const CONNECTION_KEEP_ALIVE: Duration = Duration::from_secs(300);
+
+/// The keep-alive for a sandbox whose evals may run for `timeout`: a minute
+/// past the timeout, and never less than [`CONNECTION_KEEP_ALIVE`].
+fn keep_alive(timeout: Duration) -> Duration {
+    CONNECTION_KEEP_ALIVE.max(timeout.saturating_add(Duration::from_secs(60)))
+}
 
 /// A bound HTTP server, ready to [`run`](HttpServer::run).
 pub struct HttpServer {
@@ -82,10 +90,7 @@ impl McpServer {
             .map(|o| (*o).to_owned())
             .collect();
         origins.extend(http.allowed_origins.iter().cloned());
-        // The whole body: code and inputs, each up to max_code_bytes, with
-        // room for JSON escaping and the envelope.
-        let max_code = usize::try_from(self.config().max_code_bytes).unwrap_or(usize::MAX);
-        let max_body = max_code.saturating_mul(2).saturating_add(1 << 20);
+        let max_body = self.max_message_bytes();
         let mut config = StreamableHttpServerConfig::default()
             .with_allowed_origins(origins)
             .enforce_origin_validation()
@@ -107,7 +112,7 @@ impl McpServer {
             config = config.disable_allowed_hosts();
         }
         let mut connections = LocalSessionManager::default();
-        connections.session_config.keep_alive = Some(CONNECTION_KEEP_ALIVE);
+        connections.session_config.keep_alive = Some(keep_alive(self.sandbox_timeout()));
         let connections = Arc::new(Capped::new(connections, http.max_connections));
         let sweeper = self.spawn_sweeper();
         let server = self;
@@ -233,6 +238,15 @@ async fn require_token(State(token): State<Arc<Token>>, request: Request, next: 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_connection_outlives_the_longest_eval() {
+        assert_eq!(keep_alive(Duration::from_secs(5)), CONNECTION_KEEP_ALIVE);
+        assert_eq!(
+            keep_alive(Duration::from_secs(3600)),
+            Duration::from_secs(3660)
+        );
+    }
 
     #[test]
     fn only_the_exact_token_is_admitted() {

@@ -63,6 +63,18 @@ impl std::fmt::Debug for McpServer {
 }
 
 impl McpServer {
+    /// The largest message the server reads: code and inputs, each up to
+    /// `max_code_bytes` of JSON, with room for escaping and the envelope.
+    pub(crate) fn max_message_bytes(&self) -> usize {
+        let max_code = usize::try_from(self.inner.config.max_code_bytes).unwrap_or(usize::MAX);
+        max_code.saturating_mul(2).saturating_add(1 << 20)
+    }
+
+    /// The wall-clock limit of one eval.
+    pub(crate) fn sandbox_timeout(&self) -> std::time::Duration {
+        self.inner.sandbox.limits().timeout
+    }
+
     /// A server for `sandbox`.
     ///
     /// # Errors
@@ -106,8 +118,16 @@ impl McpServer {
     /// flight; the sessions stay open in other clones of the server.
     pub async fn serve_stdio(self) -> Result<(), Error> {
         let sweeper = self.spawn_sweeper();
+        // A message may hold code and inputs at their bounds, escaped: the
+        // same bound as an HTTP request body. A longer line is dropped and
+        // answered with an error; the connection stays open.
+        let (stdin, stdout) = rmcp::transport::io::stdio();
+        let transport = rmcp::transport::async_rw::AsyncRwTransport::<rmcp::RoleServer, _, _>::new(
+            stdin, stdout,
+        )
+        .with_max_line_length(self.max_message_bytes());
         let running = self
-            .serve(rmcp::transport::io::stdio())
+            .serve(transport)
             .await
             .map_err(|e| Error::Protocol(e.to_string()))?;
         let result = running.waiting().await;
