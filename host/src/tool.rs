@@ -82,19 +82,37 @@ impl RunLua {
     /// A message for the model when `inputs` is neither an object, its JSON
     /// text, nor null.
     pub fn script(&self) -> Result<Script, String> {
-        let inputs = match &self.inputs {
-            None | Some(Value::Null) => serde_json::Map::new(),
-            Some(Value::Object(map)) => map.clone(),
-            Some(Value::String(text)) if text.trim().is_empty() => serde_json::Map::new(),
-            Some(Value::String(text)) => match serde_json::from_str::<Value>(text) {
-                Ok(Value::Object(map)) => map,
-                Ok(Value::Null) => serde_json::Map::new(),
-                Ok(_) => return Err("inputs must be a JSON object of name to value".to_owned()),
-                Err(e) => return Err(format!("inputs is not valid JSON: {e}")),
-            },
-            Some(_) => return Err("inputs must be an object of name to value".to_owned()),
-        };
+        let inputs = inputs(self.inputs.clone())?;
         Ok(Script::new(self.code.as_bytes()).inputs(inputs))
+    }
+}
+
+/// Decodes `run_lua`'s `inputs` in either form: an object of name to JSON
+/// value, or its JSON text (OpenAI's strict form); absent, `null` and an
+/// empty string are no inputs.
+///
+/// ```
+/// use serde_json::json;
+/// let from_text = moonbox::tool::inputs(Some(json!("{\"n\": 1}"))).unwrap();
+/// assert_eq!(from_text, moonbox::tool::inputs(Some(json!({"n": 1}))).unwrap());
+/// assert!(moonbox::tool::inputs(Some(json!([1]))).is_err());
+/// ```
+///
+/// # Errors
+/// A message for the model when `inputs` is anything else.
+pub fn inputs(inputs: Option<Value>) -> Result<serde_json::Map<String, Value>, String> {
+    let not_object = || "`inputs` must be an object of name -> JSON value".to_owned();
+    match inputs {
+        None | Some(Value::Null) => Ok(serde_json::Map::new()),
+        Some(Value::Object(map)) => Ok(map),
+        Some(Value::String(text)) if text.trim().is_empty() => Ok(serde_json::Map::new()),
+        Some(Value::String(text)) => match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(map)) => Ok(map),
+            Ok(Value::Null) => Ok(serde_json::Map::new()),
+            Ok(_) => Err(not_object()),
+            Err(e) => Err(format!("`inputs` is not valid JSON: {e}")),
+        },
+        Some(_) => Err(not_object()),
     }
 }
 

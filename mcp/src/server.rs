@@ -386,28 +386,11 @@ impl RunCall {
             }
         };
         check_size("code", code.len(), max_bytes)?;
-        let inputs = match args.remove("inputs") {
-            None | Some(Value::Null) => JsonObject::new(),
-            Some(Value::Object(inputs)) => inputs,
-            // Some clients can only send strings: accept a JSON object in
-            // one, as the strict tool schema describes it.
-            Some(Value::String(text)) => {
-                check_size("inputs", text.len(), max_bytes)?;
-                match serde_json::from_str(&text) {
-                    Ok(Value::Object(inputs)) => inputs,
-                    _ => {
-                        return Err(ToolError::Arguments(
-                            "`inputs` must be an object of name -> JSON value".to_owned(),
-                        ));
-                    }
-                }
-            }
-            Some(_) => {
-                return Err(ToolError::Arguments(
-                    "`inputs` must be an object of name -> JSON value".to_owned(),
-                ));
-            }
-        };
+        let inputs = args.remove("inputs");
+        if let Some(Value::String(text)) = &inputs {
+            check_size("inputs", text.len(), max_bytes)?;
+        }
+        let inputs = tool::inputs(inputs).map_err(ToolError::Arguments)?;
         if !inputs.is_empty() {
             let len = serde_json::to_vec(&inputs).map_or(usize::MAX, |v| v.len());
             check_size("inputs", len, max_bytes)?;
