@@ -91,8 +91,15 @@ impl GuestSession for GuestSessionImpl {
         }
     }
 
-    fn check(&self, code: Vec<u8>, chunk_name: String) -> Result<(), types::LuaError> {
-        self.0.check(&code, &chunk_name).map_err(to_wit_error)
+    fn check(
+        &self,
+        code: Vec<u8>,
+        chunk_name: String,
+    ) -> Result<Vec<types::Diagnostic>, types::LuaError> {
+        self.0
+            .check(&code, &chunk_name)
+            .map(|()| Vec::new())
+            .map_err(to_wit_error)
     }
 }
 

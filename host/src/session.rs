@@ -377,7 +377,7 @@ impl<T: Send + Sync + 'static> Session<T> {
             ..Stats::default()
         };
         match settle(outcome, &self.store, chunk_name, stats, &limits)? {
-            Ok(()) => Ok(()),
+            Ok(_diagnostics) => Ok(()),
             Err(error) => Err(lua_error(error, Output::default(), stats)),
         }
     }

@@ -2,7 +2,7 @@
 //
 //     node run.mjs [CASES.json]        (default: ../cases.json)
 //
-// The component (`moonbox:sandbox@0.2.0`) is transpiled by jco (`npm run
+// The component (`moonbox:sandbox@0.3.0`) is transpiled by jco (`npm run
 // build`) into ./gen/ in "instantiation" mode, so this file hands it every
 // import itself: the `moonbox:sandbox/output` and
 // `moonbox:sandbox/capabilities` interfaces, implemented below, and the WASI

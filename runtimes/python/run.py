@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """Runs the shared moonbox case list against the guest component from Python.
 
-This is a small, complete host for the `moonbox:sandbox@0.2.0` component
+This is a small, complete host for the `moonbox:sandbox@0.3.0` component
 (wit/moonbox.wit) written with the `wasmtime` package from PyPI. It shows
 everything a host in another runtime has to do:
 
 * enable wasm exception handling, which the guest is compiled with;
 * link WASI 0.2 while granting nothing (no preopens, environment, arguments
   or inherited stdio);
-* implement the two imports: `moonbox:sandbox/output@0.2.0` (`write`, which
+* implement the two imports: `moonbox:sandbox/output@0.3.0` (`write`, which
   receives the bytes the script writes, and `log`) and
-  `moonbox:sandbox/capabilities@0.2.0` (`call` and `call-many`);
+  `moonbox:sandbox/capabilities@0.3.0` (`call` and `call-many`);
 * create a `session` resource from a `config` record, call `eval` with an
   `eval-request`, read the `success` or `failure` record, and drop the
   resource.
@@ -47,9 +47,9 @@ DEFAULT_CASES = HERE.parent / "cases.json"
 DEFAULT_COMPONENT = HERE.parent.parent / "host" / "component" / "moonbox.wasm"
 
 # Names of the component's import and export interfaces.
-OUTPUT_IMPORT = "moonbox:sandbox/output@0.2.0"
-CAPABILITIES_IMPORT = "moonbox:sandbox/capabilities@0.2.0"
-LUA_EXPORT = "moonbox:sandbox/lua@0.2.0"
+OUTPUT_IMPORT = "moonbox:sandbox/output@0.3.0"
+CAPABILITIES_IMPORT = "moonbox:sandbox/capabilities@0.3.0"
+LUA_EXPORT = "moonbox:sandbox/lua@0.3.0"
 
 # The host's outer wall, around the guest's own Lua limits. These stop work
 # the Lua limits cannot see, such as a single long-running C call.
