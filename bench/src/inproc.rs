@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail, ensure};
-use moonbox::{Engine, Records, Sandbox};
+use moonbox::{Capability, CapabilityError, Engine, Records, Sandbox};
 
 use super::stats::Summary;
 
@@ -73,6 +73,60 @@ pub(crate) async fn capability_round_trip(sandbox: &Sandbox, reps: usize) -> Res
         per_call.push(a.saturating_sub(b.elapsed()) / calls);
     }
     Summary::of(per_call).context("no samples")
+}
+
+/// How long the fan-out's capability waits, as a slow API would.
+pub(crate) const FAN_OUT_WAIT: Duration = Duration::from_millis(50);
+/// Calls in one fan-out.
+pub(crate) const FAN_OUT_CALLS: u32 = 20;
+
+/// [`FAN_OUT_CALLS`] calls to an async capability that waits
+/// [`FAN_OUT_WAIT`]: one after another in a loop, through `parallel` with
+/// the default bound on calls in flight, and through `parallel` with room
+/// for every call, alternating, `reps` times each. Returns the three
+/// summaries in that order.
+pub(crate) async fn fan_out(reps: usize) -> Result<[Summary; 3]> {
+    let wait = Capability::new("api.wait", |_, (n,): (i64,)| async move {
+        tokio::time::sleep(FAN_OUT_WAIT).await;
+        Ok::<_, CapabilityError>(n)
+    });
+    let sandbox = Sandbox::builder().capability(wait.clone()).build()?;
+    let roomy = Sandbox::builder()
+        .limits(moonbox::Limits {
+            max_calls_in_flight: FAN_OUT_CALLS,
+            ..moonbox::Limits::default()
+        })
+        .capability(wait)
+        .build()?;
+    let mut session = sandbox.session(()).await?;
+    let mut roomy = roomy.session(()).await?;
+    let sequential =
+        format!("local r = {{}} for i = 1, {FAN_OUT_CALLS} do r[i] = api.wait(i) end return #r");
+    let parallel = format!(
+        "local items = {{}} for i = 1, {FAN_OUT_CALLS} do items[i] = i end \
+         return #parallel(items, api.wait)"
+    );
+    let mut times: [Vec<Duration>; 3] = Default::default();
+    for _ in 0..reps {
+        for (i, code) in [&sequential, &parallel, &parallel].into_iter().enumerate() {
+            let session = if i == 2 { &mut roomy } else { &mut session };
+            let started = Instant::now();
+            let out = session.eval(code).await?;
+            times[i].push(started.elapsed());
+            ensure!(
+                out.values == [serde_json::json!(FAN_OUT_CALLS)]
+                    && out.stats.capability_calls == FAN_OUT_CALLS,
+                "the fan-out did not make its {FAN_OUT_CALLS} calls: {:?}",
+                out.values
+            );
+        }
+    }
+    let [a, b, c] = times.map(Summary::of);
+    Ok([
+        a.context("no samples")?,
+        b.context("no samples")?,
+        c.context("no samples")?,
+    ])
 }
 
 /// Evals per second with one task per core for `duration`: fresh instances

@@ -71,6 +71,13 @@ pub(crate) struct Options {
     /// Draw the cold-start chart (SVG) here.
     #[arg(long, value_name = "FILE")]
     chart: Option<PathBuf>,
+    /// Measure only the capability fan-out (a loop of slow calls against
+    /// `parallel`) and print its table.
+    #[arg(long)]
+    fan_out: bool,
+    /// Evals of each side of the fan-out.
+    #[arg(long, default_value_t = 10)]
+    fan_out_runs: usize,
     /// Measure one part in this process and print it as JSON (used by the
     /// run itself for parts that need a fresh process).
     #[arg(long, value_enum, hide = true)]
@@ -94,7 +101,9 @@ impl Options {
             o.seconds = o.seconds.min(0.2);
             o.sessions = vec![10, 100];
             o.awfy_runs = 1;
+            o.fan_out_runs = 1;
         }
+        o.fan_out_runs = o.fan_out_runs.max(1);
         o.samples = o.samples.max(10);
         o.spawns = o.spawns.max(1);
         o.awfy_runs = o.awfy_runs.max(1);
@@ -111,6 +120,21 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
     let o = options.effective();
     if let Some(part) = o.part {
         return run_part(part, &o).await;
+    }
+    if o.fan_out {
+        progress(&format!("capability fan-out ({} runs)", o.fan_out_runs));
+        let fan_out = inproc::fan_out(o.fan_out_runs).await?;
+        let release = release_flag();
+        let mut s = format!(
+            "Command: `cargo run{release} -p moonbox-bench -- --fan-out --fan-out-runs {}`\n\
+             Machine: {}\nDate: {}\n",
+            o.fan_out_runs,
+            report::machine(),
+            report::today()
+        );
+        report::fan_out_table(&mut s, fan_out);
+        println!("{s}");
+        return Ok(());
     }
     if !o.sessions.windows(2).all(|w| w[0] < w[1]) || o.sessions.contains(&0) {
         bail!("--sessions must be ascending counts above zero");
@@ -132,6 +156,8 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
     let session = inproc::session_evals(&sandbox, o.samples).await?;
     progress("capability round trip");
     let round_trip = inproc::capability_round_trip(&sandbox, 20).await?;
+    progress("capability fan-out");
+    let fan_out = inproc::fan_out(o.fan_out_runs).await?;
     progress("throughput");
     let seconds = Duration::from_secs_f64(o.seconds.max(0.01));
     let throughput_fresh = inproc::throughput(&sandbox, true, seconds).await?;
@@ -173,6 +199,7 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         fresh_pooling: row(fresh_pooling),
         session,
         round_trip,
+        fan_out,
         process: row(process),
         native: row(native),
         runc: row(runc),
@@ -318,6 +345,7 @@ fn command_line(o: &Options) -> String {
     if o.no_containers {
         s.push_str(" --no-containers");
     }
+    s.push_str(&format!(" --fan-out-runs {}", o.fan_out_runs));
     s
 }
 

@@ -23,6 +23,9 @@ pub(crate) struct Report {
     pub fresh_pooling: Row<Summary>,
     pub session: Summary,
     pub round_trip: Summary,
+    /// 20 calls to a capability that waits 50 ms: one after another,
+    /// through `parallel`, and through `parallel` with room for all 20.
+    pub fan_out: [Summary; 3],
     pub process: Row<Summary>,
     pub native: Row<Summary>,
     pub runc: Row<Summary>,
@@ -301,6 +304,8 @@ pub(crate) fn markdown(r: &Report) -> String {
         r.round_trip.samples
     );
 
+    fan_out_table(&mut s, r.fan_out);
+
     let _ = writeln!(s, "\n### Targets\n");
     let _ = writeln!(s, "| target | this run | status |");
     let _ = writeln!(s, "|---|---|---|");
@@ -384,6 +389,44 @@ fn targets(r: &Report) -> Vec<Target> {
             lower_is_better: true,
         },
     ]
+}
+
+/// The fan-out section: the same calls one after another and through
+/// `parallel`, with the speed-up.
+pub(crate) fn fan_out_table(s: &mut String, [sequential, parallel, roomy]: [Summary; 3]) {
+    use super::inproc::{FAN_OUT_CALLS, FAN_OUT_WAIT};
+    let _ = writeln!(s, "\n### Capability fan-out\n");
+    let _ = writeln!(
+        s,
+        "{FAN_OUT_CALLS} calls to an async capability that waits {} ms, as a slow API would: \
+         in a loop, one after another, and through `parallel(items, fn)`, which hands the host \
+         the calls together: at most 16 in flight (the default `max_calls_in_flight`), then \
+         with room for all {FAN_OUT_CALLS}. The three evals alternate.\n",
+        FAN_OUT_WAIT.as_millis()
+    );
+    let _ = writeln!(s, "| what | median | p99 | samples |");
+    let _ = writeln!(s, "|---|---|---|---|");
+    for (what, t) in [
+        ("one after another (a loop)", sequential),
+        ("`parallel`, 16 in flight", parallel),
+        ("`parallel`, 20 in flight", roomy),
+    ] {
+        let _ = writeln!(
+            s,
+            "| {what} | {} | {} | {} |",
+            stats::time(t.median),
+            stats::time(t.p99),
+            t.samples
+        );
+    }
+    let speedup = |t: Summary| stats::ratio(sequential.secs() / t.secs().max(f64::MIN_POSITIVE));
+    let _ = writeln!(
+        s,
+        "\nAt the median, `parallel` is {} faster than the loop with 16 in flight (two waves of \
+         calls) and {} with 20.",
+        speedup(parallel),
+        speedup(roomy)
+    );
 }
 
 fn geomean(rows: &[Speed]) -> Option<f64> {

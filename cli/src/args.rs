@@ -43,6 +43,11 @@ pub(crate) struct SandboxArgs {
     /// Bytes of output per run (print and io.write; at most 1GiB).
     #[arg(long, value_name = "SIZE", default_value_t = Size(Limits::DEFAULT_MAX_OUTPUT_BYTES))]
     max_output_bytes: Size,
+    /// Capability calls run at the same time when a script's parallel()
+    /// hands over several (at most 1024).
+    #[arg(long, value_name = "N", default_value_t = Limits::DEFAULT_MAX_CALLS_IN_FLIGHT,
+          value_parser = clap::value_parser!(u32).range(1..=i64::from(Limits::MAX_MAX_CALLS_IN_FLIGHT)))]
+    max_calls_in_flight: u32,
     /// Largest script or module file read (at most 4GiB).
     #[arg(long, value_name = "SIZE", default_value_t = Size(DEFAULT_MAX_SCRIPT_BYTES))]
     max_script_bytes: Size,
@@ -269,6 +274,7 @@ impl SandboxArgs {
             max_output_bytes: self.max_output_bytes.0,
             fuel: self.fuel.unwrap_or(0),
             timeout: self.timeout.0,
+            max_calls_in_flight: self.max_calls_in_flight,
             ..Limits::default()
         }
     }

@@ -1,13 +1,20 @@
 //! Host capabilities as Lua functions: `records.get(id)` checks its argument
 //! count, converts its arguments to JSON, calls the host through the
 //! `capabilities.call` import, and converts the reply back.
+//!
+//! Called directly on a coroutine that `parallel` is resuming (and where the
+//! coroutine can yield), a capability instead yields its call to `parallel`,
+//! which makes it together with its siblings' (`capabilities.call-many`) and
+//! resumes the coroutine with the reply; the continuation
+//! [`resumed_entry`] then returns it, or raises its error, exactly as the
+//! direct path would.
 
 use std::ffi::c_int;
 
 use crate::json;
 use crate::limits::raise_tagged;
 use crate::lua::{self, Raise, ffi, lua_State};
-use crate::vm::{Capability, ErrorKind, Vm};
+use crate::vm::{CallReply, Capability, ErrorKind, PendingCall, Vm};
 use crate::wit::capabilities;
 
 const KEYWORDS: &[&str] = &[
@@ -120,9 +127,12 @@ unsafe extern "C-unwind" fn call_entry(l: *mut lua_State) -> c_int {
     // of a Vm-owned state, inside a protected call, with its capability index
     // as upvalue 1. `call_body` returns `Err` only with the error pushed and
     // nothing owned left on its frame, so `lua_error` unwinds only frames
-    // without destructors.
+    // without destructors; it returns `YIELD` only on a coroutine that can
+    // yield, with the call's arguments moved into the Vm, and `lua_yieldk`
+    // unwinds likewise, to continue in `resumed_entry`.
     unsafe {
         match call_body(l) {
+            Ok(YIELD) => ffi::lua_yieldk(l, 0, 0, Some(resumed_entry)),
             Ok(n) => n,
             Err(Raise) => ffi::lua_error(l),
         }
@@ -148,11 +158,11 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
     // given the function free slots. The argument conversions cannot raise
     // (they read the stack and grow it only with `lua_checkstack`, which
     // reports failure instead of raising), so `args` is alive only where
-    // nothing raises, and it is dropped before anything that can. Every message
-    // moves into the Vm through `raise_tagged`. The reply is boxed in the Vm
-    // while it is pushed: a nested capability call from a finalizer holds its
-    // own, and only this call or the next eval frees it, so `reply.as_ref()`
-    // stays valid until `release_reply`, after which it is not used.
+    // nothing raises, and it is dropped (or moved into the Vm's pending calls)
+    // before anything that can. Every message moves into the Vm through
+    // `raise_tagged`; `push_reply` keeps the reply in the Vm while it is
+    // pushed. The yield itself happens in `call_entry`, once this frame is
+    // gone.
     unsafe {
         let vm = Vm::from_state(l);
         // After a trip nothing reaches the host.
@@ -161,10 +171,8 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
             return Err(Raise);
         }
         let index = ffi::lua_tointegerx(l, ffi::lua_upvalueindex(1), std::ptr::null_mut());
-        let Some(cap) = usize::try_from(index)
-            .ok()
-            .and_then(|i| vm.capabilities.get(i))
-        else {
+        let index = usize::try_from(index).unwrap_or(usize::MAX);
+        let Some(cap) = vm.capabilities.get(index) else {
             return Err(raise_tagged(l, ErrorKind::Capability, "unknown capability"));
         };
         let n = ffi::lua_gettop(l);
@@ -194,27 +202,113 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
         }
         vm.capability_calls
             .set(vm.capability_calls.get().saturating_add(1));
+        if l as usize == vm.resuming.get() && ffi::lua_isyieldable(l) != 0 {
+            // A coroutine of `parallel`: hand the call to it, which makes it
+            // with its siblings' and resumes this one with the reply.
+            vm.pending.borrow_mut().push(PendingCall {
+                thread: l as usize,
+                item: 0,
+                capability: index,
+                args,
+            });
+            return Ok(YIELD);
+        }
         let reply = capabilities::call(&cap.name, &args);
         drop(args);
+        ffi::lua_settop(l, 0);
+        match push_reply(l, &cap.name, reply) {
+            Ok(()) => Ok(1),
+            Err(msg) => Err(raise_tagged(l, ErrorKind::Capability, msg)),
+        }
+    }
+}
+
+/// What [`call_body`] returns when the call was handed to `parallel`: the
+/// entry point yields.
+const YIELD: c_int = -1;
+
+/// Pushes the Lua form of a capability's reply, or returns the message of
+/// the error the call must raise instead (the host's own, or why the reply
+/// cannot become Lua). On an error the stack may hold part of the value.
+///
+/// # Safety
+/// `l` is a live thread of a Vm-owned state in protected mode, with a free
+/// slot. May raise a memory error.
+pub unsafe fn push_reply(l: *mut lua_State, name: &str, reply: CallReply) -> Result<(), String> {
+    // SAFETY: The caller passes a live thread of a Vm-owned state in protected
+    // mode. The reply is owned by the Vm while it becomes Lua values: a memory
+    // error while pushing unwinds past this frame, which then owns nothing
+    // (the parsed reply has moved into the Vm, and `name` is borrowed). A
+    // nested capability call from a finalizer holds its own reply, and only
+    // this call or the next eval frees this one, so `held.as_ref()` stays
+    // valid until `release_reply`, after which it is not used.
+    unsafe {
+        let vm = Vm::from_state(l);
         let received = match reply {
             Ok(value) => json::Received::parse(value)
-                .map_err(|e| format!("{}: the host returned {e}", cap.name)),
-            Err(msg) => Err(msg),
+                .map_err(|e| format!("{name}: the host returned {e}"))?,
+            Err(msg) => return Err(msg),
         };
-        let received = match received {
-            Ok(received) => received,
-            Err(msg) => return Err(raise_tagged(l, ErrorKind::Capability, msg)),
-        };
-        // The reply is owned by the Vm while it becomes Lua values: a memory
-        // error while pushing unwinds past this frame.
-        let reply = vm.hold_reply(received);
-        ffi::lua_settop(l, 0);
-        let pushed = json::push_received(l, reply.as_ref(), vm.limits.max_value_depth);
-        vm.release_reply(reply);
-        if let Err(msg) = pushed {
-            let msg = format!("{}: result {msg}", cap.name);
-            return Err(raise_tagged(l, ErrorKind::Capability, msg));
+        let held = vm.hold_reply(received);
+        let pushed = json::push_received(l, held.as_ref(), vm.limits.max_value_depth);
+        vm.release_reply(held);
+        pushed.map_err(|msg| format!("{name}: result {msg}"))
+    }
+}
+
+/// Where a capability call that yielded to `parallel` goes on when
+/// `parallel` resumes its coroutine; see [`resumed_body`].
+///
+/// # Safety
+/// Called by Lua only, as the continuation of [`call_entry`]'s yield.
+unsafe extern "C-unwind" fn resumed_entry(
+    l: *mut lua_State,
+    _status: c_int,
+    _ctx: ffi::lua_KContext,
+) -> c_int {
+    // SAFETY: Lua calls the continuation on the live coroutine that yielded,
+    // in the capability's own frame, inside the protection of the `resume`
+    // that restarted it. `resumed_body` returns `Err` only with the error
+    // pushed and nothing owned on its frame.
+    unsafe {
+        match resumed_body(l) {
+            Ok(n) => n,
+            Err(Raise) => ffi::lua_error(l),
         }
-        Ok(1)
+    }
+}
+
+/// Returns the reply `parallel` resumed the coroutine with: the values
+/// `token, true, value` or `token, false, message` on top of the stack. A
+/// resume by anything else is refused, so a script cannot forge a reply.
+///
+/// # Safety
+/// As for [`resumed_entry`], from it.
+unsafe fn resumed_body(l: *mut lua_State) -> Result<c_int, Raise> {
+    // SAFETY: `l` is the live coroutine restarted inside a capability's frame
+    // (see `resumed_entry`), so `Vm::from_state` is valid and the frame has
+    // its free slots. The reads do not raise; the error message is copied
+    // into an owned vector that moves into the Vm (`raise_tagged`) before
+    // anything can raise.
+    unsafe {
+        let vm = Vm::from_state(l);
+        if vm.push_trip(l) {
+            crate::limits::arm_tripped(l);
+            return Err(Raise);
+        }
+        let top = ffi::lua_gettop(l);
+        if top < 3 || ffi::lua_touserdata(l, top - 2) != crate::parallel::token() {
+            return Err(raise_tagged(
+                l,
+                ErrorKind::Runtime,
+                "this coroutine is waiting for a capability call made inside parallel, \
+                 and only parallel may resume it",
+            ));
+        }
+        if ffi::lua_toboolean(l, top - 1) != 0 {
+            return Ok(1);
+        }
+        let msg = lua::to_bytes(l, top).unwrap_or_default().to_vec();
+        Err(raise_tagged(l, ErrorKind::Capability, msg))
     }
 }

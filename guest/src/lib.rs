@@ -12,6 +12,7 @@
 //! - `sandbox`: the standard library as scripts see it;
 //! - `coroutines`: the coroutine entry points the limits need;
 //! - `capability`: host capabilities as Lua functions;
+//! - `parallel`: `parallel(items, fn)`, capability calls made together;
 //! - `json`: the Lua ↔ boundary value rules;
 //! - `session`: eval and check;
 //! - `wit`: the WIT bindings (the only generated code), the exported
@@ -24,6 +25,7 @@ mod json;
 mod limits;
 mod lua;
 mod output;
+mod parallel;
 mod sandbox;
 mod session;
 mod vm;

@@ -508,6 +508,7 @@ unsafe extern "C-unwind" fn setup_entry(l: *mut lua_State) -> c_int {
             ffi::lua_error(l);
         };
         sandbox::open(l, setup.allow, setup.modules, setup.seed, stdout);
+        crate::parallel::install(l);
         capability::install(l);
         0
     }

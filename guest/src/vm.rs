@@ -92,7 +92,39 @@ pub struct Vm {
     /// The C stream behind `io.stdout` (see `output`), opened once the Vm
     /// has its address; closed after the state.
     pub stdout: std::cell::OnceCell<crate::output::Stdout>,
+    /// The coroutine `parallel` is resuming right now (its address), or 0.
+    /// A capability called directly on that thread yields its call to
+    /// `parallel` instead of making it (see `parallel`).
+    pub resuming: Cell<usize>,
+    /// Capability calls yielded to `parallel`, in the order they were made.
+    pub pending: RefCell<Vec<PendingCall>>,
+    /// Replies of the batches `parallel` is handing out, innermost last:
+    /// owned here while they become Lua values, for the same reason as
+    /// `replies`. Each `parallel` truncates the list back to its own depth.
+    pub batches: RefCell<Vec<Vec<Option<Delivery>>>>,
 }
+
+/// One capability call a coroutine of `parallel` has yielded.
+pub struct PendingCall {
+    /// The address of the coroutine that made it.
+    pub thread: usize,
+    /// The item of `parallel` whose coroutine made it (filled in by
+    /// `parallel`).
+    pub item: usize,
+    /// The capability's index in [`Vm::capabilities`].
+    pub capability: usize,
+    pub args: Vec<crate::wit::Value>,
+}
+
+/// A reply on its way back to the coroutine of `parallel` that waits for it.
+pub struct Delivery {
+    pub item: usize,
+    pub capability: usize,
+    pub reply: CallReply,
+}
+
+/// What the host answered to one capability call.
+pub type CallReply = Result<crate::wit::Value, String>;
 
 impl Vm {
     /// Creates the Lua state and its output stream.
@@ -118,6 +150,9 @@ impl Vm {
             scratch: UnsafeCell::new(Vec::new()),
             replies: RefCell::new(Vec::new()),
             stdout: std::cell::OnceCell::new(),
+            resuming: Cell::new(0),
+            pending: RefCell::new(Vec::new()),
+            batches: RefCell::new(Vec::new()),
         });
         // SAFETY: the Box gives the Vm a stable address that outlives the
         // state: `Drop` closes the state before the Box is freed.
@@ -176,6 +211,9 @@ impl Vm {
             *self.scratch.get() = Vec::new();
         }
         self.free_replies();
+        self.resuming.set(0);
+        self.pending.take();
+        self.batches.take();
     }
 
     /// Pushes `bytes` as a Lua string, keeping them owned by the Vm while Lua

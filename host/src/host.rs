@@ -2,7 +2,10 @@
 //! output stream, and capability dispatch for the guest's `capabilities`
 //! import.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::{Duration, Instant};
 
 use rand::SeedableRng;
@@ -23,9 +26,6 @@ use crate::script::CancelHandle;
 /// the `output` import; WASI stdio is reached only by an allowed `io.stderr`,
 /// and the pipes keep it from the host's own streams.
 const STDIO_CAPACITY: usize = 64 << 10;
-
-/// Capability calls of one `call-many` batch run at the same time.
-const MAX_CALLS_IN_FLIGHT: usize = 16;
 
 /// Capabilities by name, shared by every store of a sandbox.
 pub(crate) struct Registry<T> {
@@ -55,6 +55,8 @@ pub(crate) struct HostState<T> {
     pub(crate) capability_calls: u32,
     /// Set when the host cancels the session; read by the epoch callback.
     pub(crate) cancel: CancelHandle,
+    /// Calls of one `call-many` batch that run at the same time.
+    max_calls_in_flight: usize,
 }
 
 impl<T: Send + Sync + 'static> HostState<T> {
@@ -64,6 +66,7 @@ impl<T: Send + Sync + 'static> HostState<T> {
         wasm_memory: u64,
         max_reply_bytes: u64,
         max_output_bytes: u64,
+        max_calls_in_flight: u32,
         determinism: Option<Determinism>,
     ) -> Self {
         let mut wasi = WasiCtx::builder();
@@ -95,6 +98,7 @@ impl<T: Send + Sync + 'static> HostState<T> {
             output: OutputBuffer::new(max_output_bytes),
             capability_calls: 0,
             cancel: CancelHandle::default(),
+            max_calls_in_flight: usize::try_from(max_calls_in_flight).unwrap_or(1).max(1),
         }
     }
 }
@@ -158,17 +162,11 @@ impl<T: Send + Sync + 'static> capabilities::Host for HostState<T> {
     ) -> Vec<Result<WitValue, String>> {
         let count = u32::try_from(calls.len()).unwrap_or(u32::MAX);
         self.capability_calls = self.capability_calls.saturating_add(count);
-        let mut results = Vec::with_capacity(calls.len());
-        let mut calls = calls.into_iter().peekable();
-        while calls.peek().is_some() {
-            let batch: Vec<_> = calls
-                .by_ref()
-                .take(MAX_CALLS_IN_FLIGHT)
-                .map(|call| Box::pin(self.start_call(call.name, call.args)))
-                .collect();
-            results.extend(join_all(batch).await);
-        }
-        results
+        let calls: Vec<_> = calls
+            .into_iter()
+            .map(|call| self.start_call(call.name, call.args))
+            .collect();
+        run_bounded(calls, self.max_calls_in_flight).await
     }
 }
 
@@ -225,23 +223,37 @@ fn to_wit(text: String) -> WitValue {
     }
 }
 
-/// Polls every future to completion; results in input order.
-async fn join_all<F: std::future::Future + Unpin>(mut futures: Vec<F>) -> Vec<F::Output> {
-    let mut results: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+/// Runs the futures with at most `limit` in flight at once, starting them
+/// in order as earlier ones finish; the results come back in input order,
+/// whatever order the futures finish in.
+async fn run_bounded<F: Future>(futures: Vec<F>, limit: usize) -> Vec<F::Output> {
+    let total = futures.len();
+    let mut waiting = futures.into_iter().enumerate();
+    let mut running: Vec<(usize, Pin<Box<F>>)> = Vec::new();
+    let mut results: Vec<Option<F::Output>> = (0..total).map(|_| None).collect();
     std::future::poll_fn(|cx| {
-        let mut pending = false;
-        for (future, slot) in futures.iter_mut().zip(results.iter_mut()) {
-            if slot.is_none() {
-                match std::pin::Pin::new(future).poll(cx) {
-                    std::task::Poll::Ready(out) => *slot = Some(out),
-                    std::task::Poll::Pending => pending = true,
+        loop {
+            while running.len() < limit.max(1) {
+                match waiting.next() {
+                    Some((index, future)) => running.push((index, Box::pin(future))),
+                    None => break,
                 }
             }
-        }
-        if pending {
-            std::task::Poll::Pending
-        } else {
-            std::task::Poll::Ready(())
+            if running.is_empty() {
+                return Poll::Ready(());
+            }
+            let mut finished = false;
+            running.retain_mut(|(index, future)| match future.as_mut().poll(cx) {
+                Poll::Ready(out) => {
+                    results[*index] = Some(out);
+                    finished = true;
+                    false
+                }
+                Poll::Pending => true,
+            });
+            if !finished {
+                return Poll::Pending;
+            }
         }
     })
     .await;

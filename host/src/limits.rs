@@ -94,6 +94,13 @@ pub struct Limits {
     /// `wasm_memory` before 0.2; serde still reads the old name.)
     #[serde(alias = "wasm_memory")]
     pub max_wasm_memory_bytes: u64,
+    /// Capability calls the host runs at the same time for one eval. A
+    /// script's `parallel` hands the host its waiting calls as one batch;
+    /// past this bound, the rest of the batch waits for a call to finish.
+    /// The results reach the script in the same order whatever the bound.
+    ///
+    /// Default: [`Limits::DEFAULT_MAX_CALLS_IN_FLIGHT`].
+    pub max_calls_in_flight: u32,
 }
 
 /// The largest value each limit accepts; building a sandbox refuses more
@@ -120,6 +127,8 @@ impl Limits {
     pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
     /// Most [`Limits::max_wasm_memory_bytes`]: wasm32's 4 GiB.
     pub const MAX_MAX_WASM_MEMORY_BYTES: u64 = 4 << 30;
+    /// Most [`Limits::max_calls_in_flight`].
+    pub const MAX_MAX_CALLS_IN_FLIGHT: u32 = 1024;
     /// Least [`Limits::max_memory_bytes`]: what a session needs to start.
     pub const MIN_MAX_MEMORY_BYTES: u64 = 1 << 20;
     /// Least [`Limits::max_string_bytes`]: opening the standard library
@@ -155,6 +164,8 @@ impl Limits {
     pub const DEFAULT_FUEL: u64 = 5_000_000_000;
     /// Default [`Limits::timeout`]: five seconds.
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+    /// Default [`Limits::max_calls_in_flight`].
+    pub const DEFAULT_MAX_CALLS_IN_FLIGHT: u32 = 16;
 
     /// The fuel each call into the guest gets: [`Limits::fuel`], or when it
     /// is 0, [`Limits::FUEL_PER_INSTRUCTION`] for each of
@@ -242,6 +253,12 @@ impl Limits {
                 1,
                 u64::from(Self::MAX_MAX_VALUE_DEPTH),
             ),
+            (
+                "max_calls_in_flight",
+                u64::from(self.max_calls_in_flight),
+                1,
+                u64::from(Self::MAX_MAX_CALLS_IN_FLIGHT),
+            ),
         ];
         if self.fuel > Self::MAX_FUEL {
             return Err(format!(
@@ -301,6 +318,7 @@ impl Default for Limits {
             fuel: 0,
             timeout: Self::DEFAULT_TIMEOUT,
             max_wasm_memory_bytes: 0,
+            max_calls_in_flight: Self::DEFAULT_MAX_CALLS_IN_FLIGHT,
         }
     }
 }
@@ -400,6 +418,7 @@ mod tests {
                 fuel: pick(&mut state),
                 timeout: Duration::from_millis(pick(&mut state)),
                 max_wasm_memory_bytes: pick(&mut state),
+                max_calls_in_flight: pick(&mut state) as u32,
             };
             let verdict = limits.validate();
             let wasm = limits.effective_max_wasm_memory_bytes();

@@ -103,6 +103,7 @@ impl<T: Send + Sync + 'static> Session<T> {
             limits.effective_max_wasm_memory_bytes(),
             limits.max_memory_bytes,
             limits.max_output_bytes,
+            limits.max_calls_in_flight,
             inner.determinism,
         );
         let mut store = Store::new(inner.engine.wasmtime(), host);
