@@ -172,6 +172,16 @@ pub fn description<T: Send + Sync + 'static>(sandbox: &Sandbox<T>) -> String {
                 let _ = writeln!(d, "- {} ({args} args): {doc}", cap.name());
             }
         }
+        let _ = writeln!(
+            d,
+            "To call host functions concurrently, use parallel(items, fn): it runs fn(item) for each \
+             item in its own coroutine, their host calls are in flight at the same time (at most {} \
+             at once), and it returns a table of each call's first result in item order, e.g. \
+             `local users = parallel(ids, {})`. The first error in any item ends it; use pcall \
+             inside fn to keep going past a failing item.",
+            limits.max_calls_in_flight,
+            capabilities[0].name()
+        );
     }
     let modules = sandbox.modules();
     if !modules.is_empty() {
