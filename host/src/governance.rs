@@ -546,6 +546,65 @@ mod tests {
         assert_eq!(records[0].capability.len(), MAX_RECORDED_NAME_BYTES);
     }
 
+    /// A batch through `call-many` is governed as single calls are: its
+    /// budget is decided in request order, whatever order the calls finish
+    /// in, and its records are in request order.
+    #[tokio::test]
+    async fn a_batch_is_budgeted_and_recorded_in_request_order() {
+        use crate::bindings::moonbox::sandbox::capabilities::{self, CallRequest};
+        use crate::bindings::types::Value as WitValue;
+        use crate::capability::{Capability, CapabilityError};
+        use crate::host::{HostState, Registry};
+
+        // The first call is the slowest, so it finishes last.
+        let slow = Capability::<()>::new("t.wait", |_ctx, (ms,): (u64,)| async move {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            Ok::<_, CapabilityError>(ms)
+        })
+        .call_budget(2);
+        let registry = Arc::new(Registry {
+            capabilities: vec![slow],
+            governance: Arc::new(Governance::default()),
+        });
+        let mut state = HostState::new(
+            registry,
+            Some(Arc::new(())),
+            1 << 30,
+            1 << 20,
+            1 << 20,
+            None,
+        );
+        state.audit.reset();
+        let calls = [60, 0, 0, 0]
+            .into_iter()
+            .map(|ms| CallRequest {
+                name: "t.wait".into(),
+                args: vec![WitValue::Integer(ms)],
+            })
+            .collect();
+        let results = capabilities::Host::call_many(&mut state, calls).await;
+        assert!(matches!(results[0], Ok(WitValue::Integer(60))));
+        assert!(matches!(results[1], Ok(WitValue::Integer(0))));
+        assert!(results[2].as_ref().unwrap_err().contains("at most 2 times"));
+        assert!(results[3].is_err());
+        let (records, _) = state.audit.take();
+        let outcomes: Vec<_> = records.iter().map(|r| r.outcome).collect();
+        assert_eq!(
+            outcomes,
+            [
+                CallOutcome::Ok,
+                CallOutcome::Ok,
+                CallOutcome::OverBudget,
+                CallOutcome::OverBudget
+            ]
+        );
+        assert!(
+            records[0].duration_us >= 50_000,
+            "{}",
+            records[0].duration_us
+        );
+    }
+
     #[tokio::test]
     async fn a_panicking_approver_refuses() {
         let approver = Approver::from_fn(|_| panic!("secret"));
