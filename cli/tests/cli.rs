@@ -947,4 +947,8 @@ fn bad_call_budgets_exit_2_with_a_message() {
         assert!(stderr.contains(expected), "{flags:?}: {stderr}");
         assert!(!stderr.contains("panicked"), "{flags:?}: {stderr}");
     }
+    // The MCP server takes the same flags and refuses to start on a bad one.
+    let out = moonbox(&["mcp", "--call-budget", "nope=1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("no capability has that name"));
 }
