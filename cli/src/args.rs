@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use moonbox::{Determinism, Engine, Limits, Records, Sandbox, SandboxBuilder};
+use moonbox::{Determinism, Engine, Limits, MAX_CALL_BUDGET, Records, Sandbox, SandboxBuilder};
 
 use crate::input;
 
@@ -69,6 +69,15 @@ pub(crate) struct SandboxArgs {
     /// Make require(NAME) load FILE's text (repeatable).
     #[arg(long, value_name = "NAME=FILE", value_parser = parse_module)]
     module: Vec<(String, PathBuf)>,
+    /// Calls a run may make to each capability: N for every capability,
+    /// NAME=N for one (repeatable; 0 to 1000000). A call past it fails with
+    /// an error the script can catch. Default: unlimited.
+    #[arg(long, value_name = "N|NAME=N", value_parser = parse_budget)]
+    call_budget: Vec<(Option<String>, u32)>,
+    /// Keep each capability call's arguments in the audit trail (the
+    /// report's calls[].args, up to 4096 bytes of JSON per call).
+    #[arg(long)]
+    audit_args: bool,
 }
 
 /// Default --max-script-bytes: 16 MiB of Lua source.
@@ -189,6 +198,30 @@ pub(crate) fn parse_module(s: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
+/// Parses `--call-budget N` (every capability) or `NAME=N` (one).
+pub(crate) fn parse_budget(s: &str) -> Result<(Option<String>, u32), String> {
+    let (name, count) = match s.rsplit_once('=') {
+        Some((name, count)) if !name.is_empty() => (Some(name.to_owned()), count),
+        Some(_) => {
+            return Err(format!(
+                "'{s}' has no capability name before '='; use N, or NAME=N as in --call-budget records.get=10"
+            ));
+        }
+        None => (None, s),
+    };
+    let calls = count
+        .trim()
+        .parse::<u32>()
+        .ok()
+        .filter(|&n| n <= MAX_CALL_BUDGET)
+        .ok_or_else(|| {
+            format!(
+                "'{count}' is not a call budget; use a whole number from 0 to {MAX_CALL_BUDGET}, as in --call-budget 100 or --call-budget records.get=10"
+            )
+        })?;
+    Ok((name, calls))
+}
+
 /// The most bytes of JSON one `--input` may hold; larger data belongs in a
 /// file read by a capability.
 pub(crate) const MAX_INPUT_BYTES: usize = 1 << 20;
@@ -300,6 +333,27 @@ impl SandboxArgs {
                 ..Determinism::default()
             });
         }
+        let mut default_budget = None;
+        let mut named = Vec::new();
+        for (name, calls) in &self.call_budget {
+            match name {
+                None if default_budget.is_some() => {
+                    bail!("--call-budget N is given twice; give the default budget once")
+                }
+                None => default_budget = Some(*calls),
+                Some(name) if named.contains(name) => {
+                    bail!("--call-budget {name}=N is given twice; each capability may appear once")
+                }
+                Some(name) => {
+                    named.push(name.clone());
+                    builder = builder.call_budget_for(name, *calls);
+                }
+            }
+        }
+        if let Some(calls) = default_budget {
+            builder = builder.call_budget(calls);
+        }
+        builder = builder.audit_args(self.audit_args);
         if let Some(path) = &self.records {
             let bytes = input::read(
                 path,
@@ -408,6 +462,37 @@ mod tests {
         assert!(parse_input("n").is_err());
         let big = format!("n=\"{}\"", "x".repeat(MAX_INPUT_BYTES));
         assert!(parse_input(&big).unwrap_err().contains("at most"));
+    }
+
+    #[test]
+    fn call_budgets_are_a_number_or_name_equals_number_within_bounds() {
+        assert_eq!(parse_budget("5"), Ok((None, 5)));
+        assert_eq!(parse_budget("0"), Ok((None, 0)));
+        assert_eq!(
+            parse_budget("records.get=10"),
+            Ok((Some("records.get".to_owned()), 10))
+        );
+        assert_eq!(
+            parse_budget(&MAX_CALL_BUDGET.to_string()),
+            Ok((None, MAX_CALL_BUDGET))
+        );
+        for bad in [
+            "",
+            "-1",
+            "lots",
+            "1000001",
+            "99999999999999999999",
+            "a=",
+            "a=x",
+        ] {
+            let err = parse_budget(bad).unwrap_err();
+            assert!(err.contains("from 0 to 1000000"), "{bad}: {err}");
+        }
+        assert!(
+            parse_budget("=3")
+                .unwrap_err()
+                .contains("no capability name")
+        );
     }
 
     #[test]

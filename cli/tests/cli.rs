@@ -858,3 +858,97 @@ fn mcp_refuses_a_public_address_without_a_token() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn call_budgets_apply_and_the_json_report_carries_the_audit_trail() {
+    let script = b"local r = records.get('123') local ok, err = pcall(records.get, '456') return r.name, ok, err";
+    for budget in ["records.get=1", "1"] {
+        let out = moonbox_with_stdin(
+            &[
+                "run",
+                "--json",
+                "--records",
+                "examples/records.json",
+                "--call-budget",
+                budget,
+                "-",
+            ],
+            Some(script),
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        let report: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("one JSON object");
+        assert_eq!(report["values"][0], "Ada Lovelace");
+        assert_eq!(report["values"][1], false, "the second call is over budget");
+        let err = report["values"][2].as_str().unwrap();
+        assert!(err.contains("records.get: call budget exhausted"), "{err}");
+        let calls = report["calls"].as_array().expect("the audit trail");
+        assert_eq!(calls.len(), 2);
+        assert_eq!(calls[0]["capability"], "records.get");
+        assert_eq!(calls[0]["outcome"], "ok");
+        assert_eq!(calls[0]["arg_bytes"], 7);
+        assert!(calls[0]["reply_bytes"].as_u64().unwrap() > 50);
+        assert_eq!(calls[1]["outcome"], "over_budget");
+        assert!(calls[0].get("args").is_none(), "arguments only on opt-in");
+    }
+    // --audit-args keeps the arguments; without a budget nothing is refused.
+    let out = moonbox_with_stdin(
+        &[
+            "run",
+            "--json",
+            "--audit-args",
+            "--records",
+            "examples/records.json",
+            "-",
+        ],
+        Some(script),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(report["values"][1], true);
+    assert_eq!(report["calls"][0]["args"], serde_json::json!(["123"]));
+    assert_eq!(report["calls"][1]["args"], serde_json::json!(["456"]));
+}
+
+#[test]
+fn bad_call_budgets_exit_2_with_a_message() {
+    let records = ["--records", "examples/records.json"];
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--call-budget", "lots"], "from 0 to 1000000"),
+        (vec!["--call-budget", "1000001"], "from 0 to 1000000"),
+        (vec!["--call-budget", "records.get=-1"], "from 0 to 1000000"),
+        (vec!["--call-budget", "=3"], "no capability name"),
+        (
+            vec!["--call-budget", "1", "--call-budget", "2"],
+            "--call-budget N is given twice",
+        ),
+        (
+            vec![
+                "--call-budget",
+                "records.get=1",
+                "--call-budget",
+                "records.get=2",
+            ],
+            "each capability may appear once",
+        ),
+        (
+            vec!["--call-budget", "records.gte=1"],
+            "no capability has that name (the capabilities are: records.get)",
+        ),
+    ];
+    for (flags, expected) in cases {
+        let mut args = vec!["run"];
+        args.extend(records);
+        args.extend(&flags);
+        args.push("examples/hello.lua");
+        let out = moonbox(&args);
+        assert_eq!(out.status.code(), Some(2), "{flags:?}");
+        let stderr = text(&out.stderr);
+        assert!(stderr.contains(expected), "{flags:?}: {stderr}");
+        assert!(!stderr.contains("panicked"), "{flags:?}: {stderr}");
+    }
+    // The MCP server takes the same flags and refuses to start on a bad one.
+    let out = moonbox(&["mcp", "--call-budget", "nope=1"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("no capability has that name"));
+}

@@ -242,6 +242,8 @@ pub struct Capability<T> {
     arg_names: Vec<String>,
     params: Option<Arc<[Value]>>,
     result: Option<Arc<Value>>,
+    budget: Option<u32>,
+    approval: bool,
     handler: Handler<T>,
 }
 
@@ -255,6 +257,8 @@ impl<T> Clone for Capability<T> {
             arg_names: self.arg_names.clone(),
             params: self.params.clone(),
             result: self.result.clone(),
+            budget: self.budget,
+            approval: self.approval,
             handler: self.handler.clone(),
         }
     }
@@ -267,6 +271,8 @@ impl<T> fmt::Debug for Capability<T> {
             .field("doc", &self.doc)
             .field("arity", &(self.min_args, self.max_args))
             .field("typed", &self.params.is_some())
+            .field("budget", &self.budget)
+            .field("approval", &self.approval)
             .finish_non_exhaustive()
     }
 }
@@ -291,6 +297,60 @@ impl<T> Capability<T> {
     /// The fewest and most arguments the capability accepts.
     pub fn arity(&self) -> (u32, u32) {
         (self.min_args, self.max_args)
+    }
+
+    /// Sets how many times one eval may call this capability, overriding
+    /// the sandbox's default ([`SandboxBuilder::call_budget`](crate::SandboxBuilder::call_budget)).
+    /// A call past it does not run: the script gets a capability error
+    /// (which `pcall` catches) naming the capability and the budget, and
+    /// the call is recorded as [`CallOutcome::OverBudget`](crate::CallOutcome::OverBudget).
+    /// Calls refused by the approver count too, so a budget also bounds
+    /// how often one eval can ask. 0 offers the capability but refuses
+    /// every call. At most [`MAX_CALL_BUDGET`](crate::MAX_CALL_BUDGET)
+    /// ([`build`](crate::SandboxBuilder::build) refuses more). Default:
+    /// the sandbox's.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use moonbox::{Capability, CapabilityError, Sandbox};
+    ///
+    /// let send = Capability::sync("mail.send", |_ctx, (to,): (String,)| {
+    ///     Ok::<_, CapabilityError>(format!("sent to {to}"))
+    /// })
+    /// .call_budget(1);
+    /// assert_eq!(send.budget(), Some(1));
+    /// let sandbox = Sandbox::builder().capability(send).build()?;
+    /// let out = sandbox
+    ///     .eval("mail.send('a') local ok, err = pcall(mail.send, 'b') return ok, err")
+    ///     .await?;
+    /// assert_eq!(out.values[0], false);
+    /// assert!(out.values[1].as_str().unwrap().contains("at most 1 time"));
+    /// # Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn call_budget(mut self, calls: u32) -> Self {
+        self.budget = Some(calls);
+        self
+    }
+
+    /// The capability's own call budget per eval, if it sets one.
+    pub fn budget(&self) -> Option<u32> {
+        self.budget
+    }
+
+    /// Holds every call until the sandbox's [`Approver`](crate::Approver)
+    /// allows it: a refusal is a capability error with the approver's
+    /// reason, and the handler does not run. A sandbox with such a
+    /// capability and no approver does not build. Default: calls run
+    /// without approval.
+    pub fn require_approval(mut self) -> Self {
+        self.approval = true;
+        self
+    }
+
+    /// Whether calls need the approver's consent.
+    pub fn needs_approval(&self) -> bool {
+        self.approval
     }
 
     /// Names the arguments for the tool description and for error messages
@@ -606,19 +666,23 @@ impl<T: Send + Sync + 'static> Capability<T> {
             arg_names: Vec::new(),
             params: None,
             result: None,
+            budget: None,
+            approval: false,
             handler,
         }
     }
 
-    /// Runs the handler. Panics become errors; the host stays up. A reply
-    /// longer than `max_reply` bytes of JSON is refused while it is being
-    /// written, before it is complete.
-    pub(crate) async fn invoke(
-        &self,
-        ctx: &Arc<T>,
-        mut values: Vec<Value>,
-        max_reply: usize,
-    ) -> Reply {
+    /// [`prepare`](Self::prepare), then [`run`](Self::run).
+    #[cfg(test)]
+    pub(crate) async fn invoke(&self, ctx: &Arc<T>, values: Vec<Value>, max_reply: usize) -> Reply {
+        let values = self.prepare(values)?;
+        self.run(ctx, values, max_reply).await
+    }
+
+    /// Checks the argument count, pads missing arguments with `null` and
+    /// checks the declared schemas: the arguments as the handler (and an
+    /// approver) will see them.
+    pub(crate) fn prepare(&self, mut values: Vec<Value>) -> Result<Vec<Value>, CapabilityError> {
         let max = self.max_args as usize;
         if values.len() > max {
             return Err(CapabilityError::new(format!(
@@ -628,6 +692,13 @@ impl<T: Send + Sync + 'static> Capability<T> {
         }
         values.resize(max, Value::Null);
         self.check_args(&values)?;
+        Ok(values)
+    }
+
+    /// Runs the handler on prepared arguments. Panics become errors; the
+    /// host stays up. A reply longer than `max_reply` bytes of JSON is
+    /// refused while it is being written, before it is complete.
+    pub(crate) async fn run(&self, ctx: &Arc<T>, values: Vec<Value>, max_reply: usize) -> Reply {
         match &self.handler {
             Handler::Inline(f) => catch_unwind(AssertUnwindSafe(|| f(ctx, values, max_reply)))
                 .unwrap_or_else(|_| Err(panicked())),

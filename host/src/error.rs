@@ -190,6 +190,11 @@ pub struct EvalError {
     pub output: Output,
     /// What the eval cost up to the failure.
     pub stats: Stats,
+    /// The capability calls made before the failure, in order, as on
+    /// [`EvalOutput::calls`](crate::EvalOutput::calls); a call the stop
+    /// interrupted is [`CallOutcome::CutOff`](crate::CallOutcome::CutOff).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<crate::CallRecord>,
 }
 
 impl EvalError {
@@ -207,6 +212,7 @@ impl EvalError {
             traceback: None,
             output: Output::default(),
             stats,
+            calls: Vec::new(),
         }
     }
 
@@ -390,6 +396,7 @@ mod tests {
             traceback: Some("stack traceback:\n\t[C]: in ?".into()),
             output: Output::default(),
             stats: Stats::default(),
+            calls: Vec::new(),
         };
         assert_eq!(
             err.to_string(),

@@ -19,6 +19,7 @@ use crate::bindings::moonbox::sandbox::{capabilities, output};
 use crate::bindings::types::{LogLevel, Value as WitValue};
 use crate::capability::Capability;
 use crate::config::Determinism;
+use crate::governance::{Approval, ApprovalRequest, Audit, CallOutcome, Governance, Ticket};
 use crate::output::OutputBuffer;
 use crate::script::CancelHandle;
 
@@ -30,6 +31,8 @@ const STDIO_CAPACITY: usize = 64 << 10;
 /// Capabilities by name, shared by every store of a sandbox.
 pub(crate) struct Registry<T> {
     pub(crate) capabilities: Vec<Capability<T>>,
+    /// Budgets, the audit trail's options, the approver.
+    pub(crate) governance: Arc<Governance>,
 }
 
 impl<T> Registry<T> {
@@ -57,6 +60,8 @@ pub(crate) struct HostState<T> {
     pub(crate) cancel: CancelHandle,
     /// Calls of one `call-many` batch that run at the same time.
     max_calls_in_flight: usize,
+    /// The current eval's call records and budget counters.
+    pub(crate) audit: Audit,
 }
 
 impl<T: Send + Sync + 'static> HostState<T> {
@@ -99,6 +104,7 @@ impl<T: Send + Sync + 'static> HostState<T> {
             capability_calls: 0,
             cancel: CancelHandle::default(),
             max_calls_in_flight: usize::try_from(max_calls_in_flight).unwrap_or(1).max(1),
+            audit: Audit::default(),
         }
     }
 }
@@ -127,7 +133,9 @@ impl<T> output::Host for HostState<T> {
 
 impl<T: Send + Sync + 'static> HostState<T> {
     /// One capability call, ready to run: the capability and the context
-    /// are looked up now, the work happens when the future is polled.
+    /// are looked up now, and the call is counted against its budget and
+    /// given its audit record now (so a batch is decided in request order);
+    /// the work happens when the future is polled.
     fn start_call(
         &self,
         name: String,
@@ -136,16 +144,25 @@ impl<T: Send + Sync + 'static> HostState<T> {
         let cap = self.registry.get(&name).cloned();
         let ctx = self.ctx.clone();
         let max_reply = self.max_reply_bytes;
+        let governance = self.registry.governance.clone();
+        let budget = cap
+            .as_ref()
+            .map(|c| c.budget().or(governance.default_budget));
+        let admitted = self.audit.admit(&name, budget);
         async move {
+            let ticket = admitted?;
+            ticket.begin();
             let Some(cap) = cap else {
+                ticket.finish(CallOutcome::Error, 0);
                 return Err(format!("{name}: no such capability"));
             };
             let Some(ctx) = ctx else {
+                ticket.finish(CallOutcome::Error, 0);
                 return Err(format!(
                     "{name}: capabilities are unavailable in this instance"
                 ));
             };
-            dispatch(cap, ctx, args, max_reply).await
+            dispatch(cap, ctx, args, max_reply, &governance, &ticket).await
         }
     }
 }
@@ -170,25 +187,58 @@ impl<T: Send + Sync + 'static> capabilities::Host for HostState<T> {
     }
 }
 
-/// Runs one capability call: converts the arguments, runs the handler
-/// (bounded by `max_reply` bytes of reply) and converts the reply.
+/// Runs one admitted capability call: converts and checks the arguments,
+/// asks the approver when the capability needs approval, runs the handler
+/// (bounded by `max_reply` bytes of reply) and converts the reply; the
+/// ticket's record follows each step.
 async fn dispatch<T: Send + Sync + 'static>(
     cap: Capability<T>,
     ctx: Arc<T>,
     args: Vec<WitValue>,
     max_reply: usize,
+    governance: &Governance,
+    ticket: &Ticket,
 ) -> Result<WitValue, String> {
     let name = cap.name().to_owned();
-    let values = args
+    let failed = |message: String| {
+        ticket.finish(CallOutcome::Error, 0);
+        Err(message)
+    };
+    let values = match args
         .into_iter()
         .map(from_wit)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("{name}: malformed arguments from the guest ({e})"))?;
-    let text = cap
-        .invoke(&ctx, values, max_reply)
-        .await
-        .map_err(|e| format!("{name}: {e}"))?;
-    Ok(to_wit(text))
+    {
+        Ok(values) => values,
+        Err(e) => return failed(format!("{name}: malformed arguments from the guest ({e})")),
+    };
+    ticket.arguments(governance, &values);
+    let values = match cap.prepare(values) {
+        Ok(values) => values,
+        Err(e) => return failed(format!("{name}: {e}")),
+    };
+    if cap.needs_approval() {
+        let request = ApprovalRequest {
+            capability: name.clone(),
+            args: values.clone(),
+        };
+        if let Approval::Refuse(reason) = governance.approve(request).await {
+            ticket.finish(CallOutcome::Refused, 0);
+            return Err(match reason {
+                Some(reason) => format!("{name}: the host refused this call: {reason}"),
+                None => format!(
+                    "{name}: the host refused this call (it needs the host's approval); do not retry it, continue without it"
+                ),
+            });
+        }
+    }
+    match cap.run(&ctx, values, max_reply).await {
+        Ok(text) => {
+            ticket.finish(CallOutcome::Ok, text.len());
+            Ok(to_wit(text))
+        }
+        Err(e) => failed(format!("{name}: {e}")),
+    }
 }
 
 /// A WIT value as JSON.

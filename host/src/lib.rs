@@ -66,6 +66,7 @@ mod capability;
 mod config;
 mod engine;
 mod error;
+mod governance;
 mod host;
 mod limits;
 mod outcome;
@@ -83,6 +84,10 @@ pub use capability::{Args, ArgsSchema, Capability, CapabilityError};
 pub use config::{DEFAULT_CHUNK_NAME, Determinism};
 pub use engine::{Engine, EngineBuilder};
 pub use error::{Error, ErrorKind, EvalError};
+pub use governance::{
+    Approval, ApprovalRequest, Approver, CallOutcome, CallRecord, MAX_CALL_BUDGET,
+    MAX_CALL_RECORDS, MAX_RECORDED_ARG_BYTES,
+};
 pub use limits::Limits;
 pub use outcome::{EvalOutput, Output, Stats};
 pub use output::OutputSink;
@@ -114,4 +119,6 @@ const _: () = {
     assert_send_sync::<Error>();
     assert_send_sync::<CancelHandle>();
     assert_send_sync::<Script>();
+    assert_send_sync::<Approver>();
+    assert_send_sync::<CallRecord>();
 };

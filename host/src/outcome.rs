@@ -28,6 +28,11 @@ pub struct EvalOutput {
     pub exit_code: Option<i32>,
     /// What the eval cost.
     pub stats: Stats,
+    /// The capability calls the eval made, in the order they were made
+    /// (the first [`MAX_CALL_RECORDS`](crate::MAX_CALL_RECORDS); see
+    /// [`Stats::calls_unrecorded`]). Absent from the JSON when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<crate::CallRecord>,
 }
 
 /// What an eval cost.
@@ -53,6 +58,10 @@ pub struct Stats {
     pub capability_calls: u32,
     /// Bytes the script wrote.
     pub output_bytes: u64,
+    /// Capability calls left out of the eval's `calls` because it already
+    /// held [`MAX_CALL_RECORDS`](crate::MAX_CALL_RECORDS) records.
+    #[serde(default)]
+    pub calls_unrecorded: u32,
 }
 
 /// The bytes a script wrote, exactly as it wrote them.

@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::error::{ErrorKind, EvalError};
+use crate::governance::CallRecord;
 use crate::outcome::{EvalOutput, Output, Stats};
 
 /// The outcome of one eval as one JSON object, whether it succeeded or not.
@@ -60,6 +61,10 @@ pub struct Report {
     pub error: Option<ReportError>,
     /// What the eval cost, up to where it stopped.
     pub stats: Stats,
+    /// The audit trail: the capability calls the eval made, in order
+    /// ([`CallRecord`]). Absent when it made none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub calls: Vec<CallRecord>,
 }
 
 /// The error part of a [`Report`].
@@ -115,6 +120,7 @@ impl Report {
             exit_code: None,
             error: None,
             stats,
+            calls: Vec::new(),
         }
     }
 }
@@ -125,6 +131,7 @@ impl From<&EvalOutput> for Report {
             ok: true,
             values: out.values.clone(),
             exit_code: out.exit_code,
+            calls: out.calls.clone(),
             ..Report::with_output(&out.output, out.stats)
         }
     }
@@ -141,6 +148,7 @@ impl From<&EvalError> for Report {
                 traceback: e.traceback.clone(),
                 summary: e.to_string(),
             }),
+            calls: e.calls.clone(),
             ..Report::with_output(&e.output, e.stats)
         }
     }

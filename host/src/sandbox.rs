@@ -11,6 +11,7 @@ use crate::capability::Capability;
 use crate::config::Determinism;
 use crate::engine::Engine;
 use crate::error::{Error, EvalError};
+use crate::governance::{Approver, Governance, MAX_CALL_BUDGET};
 use crate::host::{HostState, Registry};
 use crate::limits::Limits;
 use crate::outcome::EvalOutput;
@@ -41,6 +42,8 @@ pub struct SandboxBuilder<T> {
     capabilities: Vec<Capability<T>>,
     determinism: Option<Determinism>,
     engine: Option<Engine>,
+    governance: Governance,
+    budgets: Vec<(String, u32)>,
 }
 
 impl<T> fmt::Debug for SandboxBuilder<T> {
@@ -55,6 +58,8 @@ impl<T> fmt::Debug for SandboxBuilder<T> {
             .field("capabilities", &self.capabilities)
             .field("determinism", &self.determinism)
             .field("engine", &self.engine)
+            .field("governance", &self.governance)
+            .field("budgets", &self.budgets)
             .finish()
     }
 }
@@ -76,6 +81,8 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
             capabilities: Vec::new(),
             determinism: None,
             engine: None,
+            governance: Governance::default(),
+            budgets: Vec::new(),
         }
     }
 
@@ -108,6 +115,66 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
         self
     }
 
+    /// Sets how many times one eval may call each capability that sets no
+    /// budget of its own ([`Capability::call_budget`]). Each capability
+    /// counts its own calls; counters restart at every eval. A call past
+    /// the budget does not run: the script gets a capability error it can
+    /// catch, naming the capability and the budget. At most
+    /// [`MAX_CALL_BUDGET`]. Default: unlimited.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use moonbox::{CallOutcome, Capability, CapabilityError, Sandbox};
+    ///
+    /// let sandbox = Sandbox::builder()
+    ///     .capability(Capability::sync("kv.get", |_ctx, (k,): (String,)| {
+    ///         Ok::<_, CapabilityError>(k.len())
+    ///     }))
+    ///     .call_budget(2)
+    ///     .build()?;
+    /// let out = sandbox
+    ///     .eval("local n = 0 for i = 1, 5 do if pcall(kv.get, 'k') then n = n + 1 end end return n")
+    ///     .await?;
+    /// assert_eq!(out.values, [serde_json::json!(2)]);
+    /// assert_eq!(out.calls[2].outcome, CallOutcome::OverBudget);
+    /// # Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn call_budget(mut self, calls: u32) -> Self {
+        self.governance.default_budget = Some(calls);
+        self
+    }
+
+    /// Sets the call budget of the capability named `name`, as
+    /// [`Capability::call_budget`] does, for a capability added by other
+    /// code (the command line's `--call-budget NAME=N`). It wins over the
+    /// capability's own. [`build`](Self::build) refuses a name that no
+    /// capability has.
+    pub fn call_budget_for(mut self, name: impl Into<String>, calls: u32) -> Self {
+        self.budgets.push((name.into(), calls));
+        self
+    }
+
+    /// Keeps each call's arguments, as JSON, in its [`CallRecord`](crate::CallRecord)
+    /// (up to [`MAX_RECORDED_ARG_BYTES`](crate::MAX_RECORDED_ARG_BYTES) per
+    /// call). Arguments are what the script chose to send, so they may
+    /// carry what it read from other capabilities: opt in only where the
+    /// records are kept as carefully as the data. Default: off (sizes,
+    /// durations and outcomes only).
+    pub fn audit_args(mut self, keep: bool) -> Self {
+        self.governance.audit_args = keep;
+        self
+    }
+
+    /// Decides calls to capabilities that
+    /// [require approval](Capability::require_approval). See [`Approver`].
+    /// Default: none, and then a sandbox with such a capability does not
+    /// build.
+    pub fn approver(mut self, approver: Approver) -> Self {
+        self.governance.approver = Some(approver);
+        self
+    }
+
     /// Turns on deterministic mode. Default: off (real clocks, random seed).
     pub fn deterministic(mut self, determinism: Determinism) -> Self {
         self.determinism = Some(determinism);
@@ -131,11 +198,14 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     /// # Errors
     /// [`Error::Config`] for invalid limits, an unknown `allow` name, a
     /// duplicate or malformed capability or module name, a module that does
-    /// not compile, or a limit too small to start a session;
+    /// not compile, a limit too small to start a session, a call budget
+    /// over [`MAX_CALL_BUDGET`] or for a name no capability has, or a
+    /// capability that needs approval in a sandbox without an approver;
     /// [`Error::Engine`] if wasmtime cannot start; [`Error::Session`] if
     /// the probe session fails for another reason.
-    pub fn build(self) -> Result<Sandbox<T>, Error> {
+    pub fn build(mut self) -> Result<Sandbox<T>, Error> {
         self.limits.validate().map_err(Error::Config)?;
+        self.govern()?;
         let engine = match self.engine {
             Some(engine) => engine,
             None => Engine::shared()?,
@@ -188,6 +258,7 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
                 pre,
                 registry: Arc::new(Registry {
                     capabilities: self.capabilities,
+                    governance: Arc::new(self.governance),
                 }),
                 limits: self.limits,
                 config,
@@ -196,6 +267,52 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
         };
         sandbox.probe()?;
         Ok(sandbox)
+    }
+}
+
+impl<T> SandboxBuilder<T> {
+    /// Applies the per-name budgets and checks the governance settings:
+    /// bounded budgets, no budget for a missing capability, and no
+    /// capability needing approval without an approver (fail closed).
+    fn govern(&mut self) -> Result<(), Error> {
+        let too_large = |what: String, calls: u32| {
+            Error::Config(format!(
+                "the call budget of {what} is {calls}, more than the most allowed ({MAX_CALL_BUDGET}); lower it"
+            ))
+        };
+        if let Some(calls) = self.governance.default_budget
+            && calls > MAX_CALL_BUDGET
+        {
+            return Err(too_large("every capability".to_owned(), calls));
+        }
+        for (name, calls) in std::mem::take(&mut self.budgets) {
+            let Some(cap) = self.capabilities.iter_mut().find(|c| c.name() == name) else {
+                let names: Vec<&str> = self.capabilities.iter().map(|c| c.name()).collect();
+                return Err(Error::Config(format!(
+                    "a call budget is set for '{name}', but no capability has that name (the capabilities are: {}); fix the name or drop the budget",
+                    if names.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        names.join(", ")
+                    }
+                )));
+            };
+            *cap = cap.clone().call_budget(calls);
+        }
+        for cap in &self.capabilities {
+            if let Some(calls) = cap.budget()
+                && calls > MAX_CALL_BUDGET
+            {
+                return Err(too_large(format!("'{}'", cap.name()), calls));
+            }
+            if cap.needs_approval() && self.governance.approver.is_none() {
+                return Err(Error::Config(format!(
+                    "capability '{}' needs approval, but the sandbox has no approver to ask; set one with SandboxBuilder::approver, or do not require approval",
+                    cap.name()
+                )));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -281,6 +281,7 @@ impl<T: Send + Sync + 'static> Session<T> {
             let data = self.store.data_mut();
             data.limiter.refused = false;
             data.capability_calls = 0;
+            data.audit.reset();
             data.output.take();
         }
         // If this future is dropped before the call returns, the session
@@ -303,6 +304,8 @@ impl<T: Send + Sync + 'static> Session<T> {
         // Whatever stopped the eval, the output written so far is the host's.
         let output = Output::from(data.output.take());
         let capability_calls = data.capability_calls;
+        // Calls still running when the eval stopped are recorded as cut off.
+        let (calls, calls_unrecorded) = data.audit.take();
         let fuel_used = limits
             .effective_fuel()
             .saturating_sub(self.store.get_fuel().unwrap_or(0));
@@ -311,6 +314,7 @@ impl<T: Send + Sync + 'static> Session<T> {
             wall_time_us: micros(started.elapsed()),
             capability_calls,
             output_bytes: output.len() as u64,
+            calls_unrecorded,
             ..Stats::default()
         };
         // A cancel, a timeout or a trap leaves the instance unusable
@@ -334,6 +338,7 @@ impl<T: Send + Sync + 'static> Session<T> {
                     stop.kind
                 ));
                 stop.output = output;
+                stop.calls = calls;
                 return Err(stop);
             }
             Ok(Ok(success)) => {
@@ -344,6 +349,7 @@ impl<T: Send + Sync + 'static> Session<T> {
                         output,
                         exit_code: success.exit_code,
                         stats,
+                        calls,
                     }),
                     Err(e) => {
                         let mut err = EvalError::host(
@@ -353,13 +359,16 @@ impl<T: Send + Sync + 'static> Session<T> {
                             stats,
                         );
                         err.output = output;
+                        err.calls = calls;
                         Err(err)
                     }
                 }
             }
             Ok(Err(failure)) => {
                 add_guest_stats(&mut stats, &failure.stats);
-                Err(lua_error(failure.error, output, stats))
+                let mut err = lua_error(failure.error, output, stats);
+                err.calls = calls;
+                Err(err)
             }
         };
         self.poisoned = None;
@@ -430,6 +439,7 @@ fn lua_error(e: types::LuaError, output: Output, stats: Stats) -> EvalError {
         traceback: e.traceback,
         output,
         stats,
+        calls: Vec::new(),
     }
 }
 

@@ -5,6 +5,7 @@ mod capabilities;
 mod engines;
 mod eval;
 mod faults;
+mod governance;
 mod hostile;
 mod inputs;
 mod limits;
