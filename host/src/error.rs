@@ -190,6 +190,10 @@ pub struct EvalError {
     pub output: Output,
     /// What the eval cost up to the failure.
     pub stats: Stats,
+    /// The events of the script's `log` before it failed, in order, whatever
+    /// stopped it.
+    #[serde(default)]
+    pub logs: Vec<crate::output::LogEvent>,
 }
 
 impl EvalError {
@@ -207,6 +211,7 @@ impl EvalError {
             traceback: None,
             output: Output::default(),
             stats,
+            logs: Vec::new(),
         }
     }
 
@@ -390,6 +395,7 @@ mod tests {
             traceback: Some("stack traceback:\n\t[C]: in ?".into()),
             output: Output::default(),
             stats: Stats::default(),
+            logs: Vec::new(),
         };
         assert_eq!(
             err.to_string(),

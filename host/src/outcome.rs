@@ -28,6 +28,9 @@ pub struct EvalOutput {
     pub exit_code: Option<i32>,
     /// What the eval cost.
     pub stats: Stats,
+    /// The events of the script's `log`, in the order it made them.
+    #[serde(default)]
+    pub logs: Vec<crate::output::LogEvent>,
 }
 
 /// What an eval cost.

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::error::{ErrorKind, EvalError};
 use crate::outcome::{EvalOutput, Output, Stats};
+use crate::output::LogEvent;
 
 /// The outcome of one eval as one JSON object, whether it succeeded or not.
 ///
@@ -17,7 +18,8 @@ use crate::outcome::{EvalOutput, Output, Stats};
 ///  "exit_code": null,
 ///  "error": {"kind": "timeout", "message": "...", "chunk": "main.lua",
 ///            "line": null, "traceback": null, "summary": "error[timeout]: ..."},
-///  "stats": {"fuel_used": 123, "instructions": null, ...}}
+///  "stats": {"fuel_used": 123, "instructions": null, ...},
+///  "logs": [{"level": "info", "message": "step 1", "fields": {}}]}
 /// ```
 ///
 /// Output is bytes; JSON strings are text. `output` is the output with
@@ -60,6 +62,9 @@ pub struct Report {
     pub error: Option<ReportError>,
     /// What the eval cost, up to where it stopped.
     pub stats: Stats,
+    /// The events of the script's `log`, in order, up to where it stopped.
+    #[serde(default)]
+    pub logs: Vec<LogEvent>,
 }
 
 /// The error part of a [`Report`].
@@ -105,7 +110,7 @@ impl From<&Result<EvalOutput, EvalError>> for Report {
 impl Report {
     /// The fields every report fills the same way: the version, the output
     /// in both its forms, and the stats.
-    fn with_output(output: &Output, stats: Stats) -> Report {
+    fn with_output(output: &Output, stats: Stats, logs: &[LogEvent]) -> Report {
         Report {
             version: Report::VERSION,
             ok: false,
@@ -115,6 +120,7 @@ impl Report {
             exit_code: None,
             error: None,
             stats,
+            logs: logs.to_vec(),
         }
     }
 }
@@ -125,7 +131,7 @@ impl From<&EvalOutput> for Report {
             ok: true,
             values: out.values.clone(),
             exit_code: out.exit_code,
-            ..Report::with_output(&out.output, out.stats)
+            ..Report::with_output(&out.output, out.stats, &out.logs)
         }
     }
 }
@@ -141,7 +147,7 @@ impl From<&EvalError> for Report {
                 traceback: e.traceback.clone(),
                 summary: e.to_string(),
             }),
-            ..Report::with_output(&e.output, e.stats)
+            ..Report::with_output(&e.output, e.stats, &e.logs)
         }
     }
 }

@@ -14,7 +14,7 @@ use crate::error::{ErrorKind, EvalError};
 use crate::host::HostState;
 use crate::limits::Limits;
 use crate::outcome::{EvalOutput, Output, Stats};
-use crate::output::OutputSink;
+use crate::output::{LogSink, OutputSink};
 use crate::prepared::Prepared;
 use crate::script::{self, CancelHandle, Script};
 
@@ -172,6 +172,13 @@ impl<T: Send + Sync + 'static> Session<T> {
         self.store.data_mut().output.sink = sink;
     }
 
+    /// Sends the [`LogEvent`](crate::LogEvent)s of later evals to `sink` as
+    /// the script makes them, in order with the output sink's writes, as well
+    /// as into their results; `None` stops forwarding. Default: none.
+    pub fn set_log_sink(&mut self, sink: Option<LogSink>) {
+        self.store.data_mut().logs.sink = sink;
+    }
+
     /// Sets the chunk name later evals use in messages (`tool.lua:3: ...`).
     /// Default: [`DEFAULT_CHUNK_NAME`].
     pub fn set_chunk_name(&mut self, name: impl Into<String>) {
@@ -281,6 +288,7 @@ impl<T: Send + Sync + 'static> Session<T> {
             data.limiter.refused = false;
             data.capability_calls = 0;
             data.output.take();
+            data.logs.take();
         }
         // If this future is dropped before the call returns, the session
         // stays poisoned.
@@ -301,6 +309,7 @@ impl<T: Send + Sync + 'static> Session<T> {
         data.deadline = None;
         // Whatever stopped the eval, the output written so far is the host's.
         let output = Output::from(data.output.take());
+        let logs = data.logs.take();
         let capability_calls = data.capability_calls;
         let fuel_used = limits
             .effective_fuel()
@@ -333,6 +342,7 @@ impl<T: Send + Sync + 'static> Session<T> {
                     stop.kind
                 ));
                 stop.output = output;
+                stop.logs = logs;
                 return Err(stop);
             }
             Ok(Ok(success)) => {
@@ -343,6 +353,7 @@ impl<T: Send + Sync + 'static> Session<T> {
                         output,
                         exit_code: success.exit_code,
                         stats,
+                        logs,
                     }),
                     Err(e) => {
                         let mut err = EvalError::host(
@@ -352,13 +363,16 @@ impl<T: Send + Sync + 'static> Session<T> {
                             stats,
                         );
                         err.output = output;
+                        err.logs = logs;
                         Err(err)
                     }
                 }
             }
             Ok(Err(failure)) => {
                 add_guest_stats(&mut stats, &failure.stats);
-                Err(lua_error(failure.error, output, stats))
+                let mut err = lua_error(failure.error, output, stats);
+                err.logs = logs;
+                Err(err)
             }
         };
         self.poisoned = None;
@@ -429,6 +443,7 @@ fn lua_error(e: types::LuaError, output: Output, stats: Stats) -> EvalError {
         traceback: e.traceback,
         output,
         stats,
+        logs: Vec::new(),
     }
 }
 

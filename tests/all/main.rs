@@ -8,6 +8,7 @@ mod faults;
 mod hostile;
 mod inputs;
 mod limits;
+mod log;
 mod runtimes;
 mod sandbox;
 mod sessions;
