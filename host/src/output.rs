@@ -72,9 +72,11 @@ impl OutputBuffer {
 /// flood of empty events stops at the limit too.
 pub const LOG_EVENT_BYTES: u64 = 32;
 
-/// The severity of a [`LogEvent`]. Serialized in lowercase (`"warn"`).
+/// The severity of a [`LogEvent`], ordered from `Debug` to `Error` (so
+/// `level >= LogLevel::Warn` filters). Serialized in lowercase (`"warn"`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
+#[non_exhaustive]
 pub enum LogLevel {
     /// `log("debug", ...)`.
     Debug,
