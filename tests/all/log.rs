@@ -340,6 +340,25 @@ async fn logs_made_before_an_error_are_kept() {
 }
 
 #[tokio::test]
+async fn after_a_trip_caught_by_pcall_nothing_more_is_sent() {
+    let sb = with_limits(Limits {
+        max_memory_bytes: 4 << 20,
+        ..Limits::default()
+    });
+    let e = fails(
+        &sb,
+        "log('info', 'before') \
+         pcall(function() local t = {} for i = 1, 1e9 do t[i] = ('x'):rep(100) .. i end end) \
+         pcall(log, 'info', 'after')",
+        ErrorKind::MemoryLimit,
+    )
+    .await;
+    let messages: Vec<&str> = e.logs.iter().map(|e| e.message.as_str()).collect();
+    assert_eq!(messages, ["before"]);
+    assert_usable(&sb).await;
+}
+
+#[tokio::test]
 async fn logs_made_before_the_outer_wall_stops_are_kept() {
     let sb = with_limits(Limits {
         fuel: Limits::MAX_FUEL,
