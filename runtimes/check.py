@@ -8,8 +8,8 @@ runners print them: the report shape of docs/wit.md plus the case's
 `name` (see docs/other-runtimes.md). A host passes when each line meets
 its case's `expect`; the run passes when, in addition, every host reported
 the same outcome: the same values (exactly: integers and floats apart,
-integers compared whole, floats by their bits), output, error and the
-guest's own stats. What only a host measures (fuel, wall time) and the
+integers compared whole, floats by their bits), output, log events, error
+and the guest's own stats. What only a host measures (fuel, wall time) and the
 traceback's text are not compared.
 """
 
@@ -29,6 +29,18 @@ def strictly_equal(a, b):
     if isinstance(a, float):
         return a.hex() == b.hex()
     return a == b
+
+
+def events(logs):
+    """Log events with their members in one order (level, message, fields):
+    how a host orders an event's own members is its serialiser's choice,
+    while the order inside `fields` is the guest's and stays compared."""
+    if not isinstance(logs, list):
+        return logs
+    return [
+        {k: e.get(k) for k in ("level", "message", "fields")} if isinstance(e, dict) else e
+        for e in logs
+    ]
 
 
 def mismatch(case, result):
@@ -54,6 +66,9 @@ def mismatch(case, result):
     if result.get("output_base64") != expect.get("output_base64"):
         return (f"expected output_base64 {expect.get('output_base64')!r}, "
                 f"got {result.get('output_base64')!r}")
+    logs = expect.get("logs", [])
+    if not strictly_equal(events(result.get("logs")), events(logs)):
+        return f"expected logs {json.dumps(logs)}, got {json.dumps(result.get('logs'))}"
     return None
 
 
@@ -71,6 +86,7 @@ def comparable(line):
         "values": line.get("values"),
         "output": line.get("output"),
         "output_base64": line.get("output_base64"),
+        "logs": events(line.get("logs")),
         "exit_code": line.get("exit_code"),
         "error": None if error is None else {
             k: error.get(k) for k in ("kind", "message", "chunk", "line")

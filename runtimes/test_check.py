@@ -26,11 +26,11 @@ CASES = {
 }
 
 GOOD = [
-    {"name": "float", "ok": True, "values": [1.0], "output": "", "exit_code": None,
+    {"name": "float", "ok": True, "values": [1.0], "output": "", "logs": [], "exit_code": None,
      "error": None, "stats": {"instructions": 0}},
-    {"name": "printed", "ok": True, "values": [True], "output": "x\n", "exit_code": None,
+    {"name": "printed", "ok": True, "values": [True], "output": "x\n", "logs": [], "exit_code": None,
      "error": None, "stats": {"instructions": 0}},
-    {"name": "limit", "ok": False, "values": [], "output": "", "exit_code": None,
+    {"name": "limit", "ok": False, "values": [], "output": "", "logs": [], "exit_code": None,
      "error": {"kind": "instruction_limit", "message": "main.lua:1: ...", "chunk": "main.lua",
                "line": 1},
      "stats": {"instructions": 101000}},
@@ -99,11 +99,24 @@ class CheckTest(unittest.TestCase):
         for field, value, needle in [
             ("output", "y", "expected output ''"),
             ("output_base64", "eQ==", "expected output_base64 None"),
+            ("logs", [{"level": "info", "message": "m", "fields": {}}], "expected logs []"),
+            ("logs", None, "expected logs []"),
         ]:
             bad = [*GOOD[:2], dict(GOOD[2], **{field: value})]
             status, out = self.run_check(f"bad={self.results('bad.jsonl', bad)}")
             self.assertEqual(status, 1, field)
             self.assertIn(needle, out)
+
+    def test_log_events_compare_their_fields_in_order_but_not_their_members(self):
+        case = {"name": "n", "expect": {"values": [], "logs": [
+            {"level": "info", "message": "m", "fields": {"a": 1, "b": 2.0}}]}}
+        line = {"name": "n", "ok": True, "values": [], "output": ""}
+        reordered = [{"fields": {"a": 1, "b": 2.0}, "message": "m", "level": "info"}]
+        self.assertIsNone(check.mismatch(case, dict(line, logs=reordered)))
+        swapped = [{"level": "info", "message": "m", "fields": {"b": 2.0, "a": 1}}]
+        self.assertIn("expected logs", check.mismatch(case, dict(line, logs=swapped)))
+        integer = [{"level": "info", "message": "m", "fields": {"a": 1, "b": 2}}]
+        self.assertIn("expected logs", check.mismatch(case, dict(line, logs=integer)))
 
     def test_missing_lines_fail(self):
         status, out = self.run_check(f"short={self.results('short.jsonl', GOOD[:2])}")

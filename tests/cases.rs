@@ -159,7 +159,8 @@ fn strictly_equal(a: &Value, b: &Value) -> bool {
 
 /// Compares a result line with its case's `expect`: `values` (exact, ints
 /// and floats apart), or `error` (the kind) with optional `message` and
-/// `line`; `output` (empty when not given) and `output_base64`.
+/// `line`; `output` (empty when not given), `output_base64` and `logs`
+/// (none when not given).
 pub fn check(case: &Value, result: &Value) -> Result<(), String> {
     let expect = &case["expect"];
     let error = &result["error"];
@@ -195,6 +196,13 @@ pub fn check(case: &Value, result: &Value) -> Result<(), String> {
             "expected output_base64 {}, got {}",
             expect["output_base64"], result["output_base64"]
         ));
+    }
+    let logs = match &expect["logs"] {
+        Value::Null => json!([]),
+        logs => logs.clone(),
+    };
+    if !strictly_equal(&result["logs"], &logs) {
+        return Err(format!("expected logs {logs}, got {}", result["logs"]));
     }
     Ok(())
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, anyhow, bail};
-use moonbox::OutputSink;
+use moonbox::{LogEvent, LogSink, OutputSink};
 
 /// When reading inputs must be done: the run's timeout, from the start.
 pub(crate) struct Deadline {
@@ -142,6 +142,30 @@ impl Stdout {
     pub(crate) fn sink(&self) -> OutputSink {
         let this = self.clone();
         Arc::new(move |bytes: &[u8]| this.write(bytes))
+    }
+
+    /// Writes out what the line buffer holds, so that what follows on
+    /// another stream (a log line on stderr) comes after it.
+    pub(crate) fn flush(&self) {
+        let mut guard = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let (writer, error) = &mut *guard;
+        if error.is_none()
+            && let Err(e) = writer.flush()
+        {
+            *error = Some(e);
+        }
+    }
+
+    /// A sink that prints each log event as one line on stderr, after
+    /// flushing this stdout so that the two streams keep the script's order.
+    pub(crate) fn log_sink(&self) -> LogSink {
+        let this = self.clone();
+        Arc::new(move |event: &LogEvent| {
+            this.flush();
+            let mut stderr = std::io::stderr().lock();
+            // A closed stderr loses the line, as it would lose an error.
+            let _ = writeln!(stderr, "{event}");
+        })
     }
 
     /// Flushes, and reports the first write error.

@@ -40,13 +40,16 @@ enum Command {
     /// A value JSON cannot hold (a function) is an invalid_value error: to
     /// ignore what a file returns, as lua5.4 does, load it as a module
     /// (echo "require('m')" | moonbox run --module m=FILE -). An error is one
-    /// line on stderr. Source is bytes: any encoding in strings and comments,
-    /// a leading UTF-8 BOM and a first line starting with # are accepted.
+    /// line on stderr, and so is each event of the script's log(level,
+    /// message, fields), as it happens: [warn] disk low  free=12. Source is
+    /// bytes: any encoding in strings and comments, a leading UTF-8 BOM and
+    /// a first line starting with # are accepted.
     Run {
         /// The script, or `-` for standard input.
         file: PathBuf,
         /// Print one JSON object (the report: ok, values, output, error,
-        /// stats) instead; unambiguous whatever the script returns.
+        /// stats, logs) instead; unambiguous whatever the script returns.
+        /// Log events are then only in the report.
         #[arg(long)]
         json: bool,
         /// Set the global NAME to a JSON value before the script runs
@@ -125,8 +128,10 @@ async fn run(
     let mut session = sandbox.session(()).await?;
     session.set_chunk_name(&chunk);
     if !json {
-        // Output streams to stdout as the script writes it.
+        // Output streams to stdout as the script writes it, log events to
+        // stderr, one line each, in the order the script made them.
         session.set_output_sink(Some(stdout.sink()));
+        session.set_log_sink(Some(stdout.log_sink()));
     }
     let outcome = session
         .run(Script::new(code).inputs(inputs.iter().cloned()))

@@ -952,3 +952,76 @@ fn bad_call_budgets_exit_2_with_a_message() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("no capability has that name"));
 }
+
+#[test]
+fn log_events_go_to_stderr_in_order_with_stdout() {
+    // One file behind both streams shows the order in which they were written.
+    let path = temp_file("log-order.txt", b"");
+    let file = std::fs::File::create(&path).expect("a temp file");
+    let script = temp_file(
+        "log-order.lua",
+        b"print('one') log('warn', 'disk low', {free = 12}) io.write('two\\n') \
+          log('info', 'line\\nbreak') print('three')",
+    );
+    let out = Command::new(env!("CARGO_BIN_EXE_moonbox"))
+        .args(["run", script.to_str().unwrap()])
+        .current_dir(root())
+        .stdin(Stdio::null())
+        .stdout(file.try_clone().expect("a second handle"))
+        .stderr(file)
+        .output()
+        .expect("the moonbox binary runs");
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "one\n[warn] disk low  free=12\ntwo\n[info] line break\nthree\n"
+    );
+
+    // Apart, stdout holds only the output and stderr only the events.
+    let out = moonbox(&["run", script.to_str().unwrap()]);
+    assert_eq!(text(&out.stdout), "one\ntwo\nthree\n");
+    assert_eq!(
+        text(&out.stderr),
+        "[warn] disk low  free=12\n[info] line break\n"
+    );
+}
+
+#[test]
+fn log_events_made_before_an_error_are_printed_before_it() {
+    let out = moonbox_with_stdin(
+        &["run", "-"],
+        Some(b"log('error', 'giving up') error('boom')"),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        text(&out.stderr),
+        "[error] giving up\nerror[runtime]: stdin:1: boom\n"
+    );
+    let out = moonbox_with_stdin(&["run", "-"], Some(b"log('loud', 'x')"));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains(r#"level must be "debug", "info", "warn" or "error""#),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn json_mode_carries_log_events_in_the_report_only() {
+    let code = b"log('info', 'step', {n = 1}) print('x') log('debug', 'done') error('late')";
+    let out = moonbox_with_stdin(&["run", "--json", "-"], Some(code));
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(text(&out.stderr), "");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(report["output"], "x\n");
+    assert_eq!(
+        report["logs"],
+        serde_json::json!([
+            {"level": "info", "message": "step", "fields": {"n": 1}},
+            {"level": "debug", "message": "done", "fields": {}}
+        ])
+    );
+    let out = moonbox(&["run", "--json", "examples/hello.lua"]);
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
+    assert_eq!(report["logs"], serde_json::json!([]));
+}

@@ -7,12 +7,17 @@
 //! behind it is replaced by one (`fopencookie`) whose writes come here. Its
 //! methods (`write`, `flush`, `setvbuf`, `close`...) therefore behave exactly
 //! as in `lua5.4`, and `io.write` and `print` interleave as they would there.
+//!
+//! `log(level, message, fields)` sends a structured event through the
+//! `output.log` import instead, charged against the same `max-output-bytes`.
 
 use std::ffi::{c_char, c_int, c_void};
 
+use crate::json;
+use crate::limits::raise_tagged;
 use crate::lua::{self, Raise, ffi, lua_State};
 use crate::vm::{ErrorKind, Kind, Vm};
-use crate::wit::output;
+use crate::wit::{LogLevel, Value as WitValue, output};
 
 /// Writes `bytes` to the host's stream, counting them against
 /// `max-output-bytes`. What fits is written; past the limit the limit trips
@@ -24,12 +29,14 @@ pub fn write(vm: &Vm, bytes: &[u8], position: impl FnOnce() -> String) -> bool {
     }
     let used = vm.output_bytes.get();
     let max = vm.limits.max_output_bytes;
-    let room = usize::try_from(max.saturating_sub(used)).unwrap_or(usize::MAX);
+    // Log events share the budget (see `log_body`).
+    let spent = used.saturating_add(vm.log_bytes.get());
+    let room = usize::try_from(max.saturating_sub(spent)).unwrap_or(usize::MAX);
     if bytes.len() > room {
         if room > 0 {
             output::write(&bytes[..room]);
         }
-        vm.output_bytes.set(max);
+        vm.output_bytes.set(used + room as u64);
         vm.trip(
             Kind::Error(ErrorKind::OutputLimit),
             format!(
@@ -111,6 +118,129 @@ unsafe fn raise_trip(l: *mut lua_State, vm: &Vm) -> Raise {
         crate::limits::arm_tripped(l);
         vm.push_trip(l);
         Raise
+    }
+}
+
+/// Bytes charged for every log event on top of its message and fields, so
+/// that a flood of empty events is bounded by `max-output-bytes` too.
+pub const LOG_EVENT_BYTES: u64 = 32;
+
+/// The level names `log` accepts, in the order of the WIT `log-level`.
+const LEVELS: [(&[u8], LogLevel); 4] = [
+    (b"debug", LogLevel::Debug),
+    (b"info", LogLevel::Info),
+    (b"warn", LogLevel::Warn),
+    (b"error", LogLevel::Error),
+];
+
+/// `log`; see [`log_body`].
+///
+/// # Safety
+/// Called by Lua only, as `log`.
+unsafe extern "C-unwind" fn log_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls `log` as a C function on a live thread of a Vm-owned
+    // state, inside a protected call. `log_body` returns `Err` only with the
+    // error pushed and nothing owned left on its frame, so `lua_error` unwinds
+    // only frames without destructors.
+    unsafe {
+        match log_body(l) {
+            Ok(n) => n,
+            Err(Raise) => ffi::lua_error(l),
+        }
+    }
+}
+
+/// `log(level, message, fields)`: checks the arguments, converts the fields
+/// to a JSON object, charges the event against `max-output-bytes` and sends
+/// it through the `output.log` import.
+///
+/// The level is one of `debug`, `info`, `warn`, `error`; the message a string
+/// or a number (converted as `tostring` would), with bytes that are not UTF-8
+/// replaced by U+FFFD; the fields nil (`{}`) or a table with string keys,
+/// converted by the boundary's rules (the empty table is `{}`). An event
+/// costs its message's and its fields' bytes plus [`LOG_EVENT_BYTES`]; one
+/// that does not fit is not sent and trips the output limit.
+///
+/// # Safety
+/// As for [`log_entry`], from it.
+unsafe fn log_body(l: *mut lua_State) -> Result<c_int, Raise> {
+    // SAFETY: `l` is a live thread of a Vm-owned state running `log` (see
+    // `log_entry`), so `Vm::from_state` is valid and Lua has given the
+    // function free slots. `luaL_checklstring` may raise (a wrong type, or a
+    // memory error converting a number in place) before anything owned
+    // exists; the slices it returns point into strings that stay on the stack
+    // until the function returns. `json::to_value` never raises. The owned
+    // message and fields are dropped before every raise below, and every
+    // error message moves into the Vm through `raise_tagged` or `raise_trip`.
+    unsafe {
+        let vm = Vm::from_state(l);
+        // After a trip nothing reaches the host.
+        if vm.push_trip(l) {
+            crate::limits::arm_tripped(l);
+            return Err(Raise);
+        }
+        let n = ffi::lua_gettop(l);
+        if n > 3 {
+            let msg = format!("log expects at most 3 arguments (level, message, fields), got {n}");
+            return Err(raise_tagged(l, ErrorKind::Runtime, msg));
+        }
+        let mut len = 0usize;
+        let level = ffi::luaL_checklstring(l, 1, &mut len);
+        let level = std::slice::from_raw_parts(level.cast::<u8>(), len);
+        let Some(&(_, level)) = LEVELS.iter().find(|(name, _)| *name == level) else {
+            let msg = format!(
+                "bad argument #1 to 'log' (level must be \"debug\", \"info\", \"warn\" or \"error\", got {:?})",
+                String::from_utf8_lossy(level)
+            );
+            return Err(raise_tagged(l, ErrorKind::Runtime, msg));
+        };
+        let message = ffi::luaL_checklstring(l, 2, &mut len);
+        let message = std::slice::from_raw_parts(message.cast::<u8>(), len);
+        let fields = match ffi::lua_type(l, 3) {
+            ffi::LUA_TNONE | ffi::LUA_TNIL => String::from("{}"),
+            ffi::LUA_TTABLE => {
+                let converted = json::to_value(l, 3, "log: fields".to_owned(), &vm.limits);
+                let object = match converted {
+                    Ok(WitValue::Json(text)) if text == "[]" => Ok(String::from("{}")),
+                    Ok(WitValue::Json(text)) if text.starts_with('{') => Ok(text),
+                    Ok(other) => {
+                        drop(other);
+                        Err("log: fields must be a table with string keys (an object), not a sequence".to_owned())
+                    }
+                    Err(msg) => Err(msg),
+                };
+                match object {
+                    Ok(text) => text,
+                    Err(msg) => return Err(raise_tagged(l, ErrorKind::Runtime, msg)),
+                }
+            }
+            t => {
+                let kind = std::ffi::CStr::from_ptr(ffi::lua_typename(l, t))
+                    .to_string_lossy()
+                    .into_owned();
+                let msg = format!("bad argument #3 to 'log' (table or nil expected, got {kind})");
+                return Err(raise_tagged(l, ErrorKind::Runtime, msg));
+            }
+        };
+        let message = String::from_utf8_lossy(message).into_owned();
+        let cost = (message.len() as u64)
+            .saturating_add(fields.len() as u64)
+            .saturating_add(LOG_EVENT_BYTES);
+        let max = vm.limits.max_output_bytes;
+        let spent = vm.output_bytes.get().saturating_add(vm.log_bytes.get());
+        if cost > max.saturating_sub(spent) {
+            drop(message);
+            drop(fields);
+            let why = format!(
+                "{}output limit exceeded (max-output-bytes is {max}; this log event needs {cost} bytes)",
+                lua::position(l, 1)
+            );
+            crate::limits::raise_trip(l, vm, Kind::Error(ErrorKind::OutputLimit), why);
+            return Err(Raise);
+        }
+        vm.log_bytes.set(vm.log_bytes.get().saturating_add(cost));
+        output::log(level, &message, &fields);
+        Ok(0)
     }
 }
 
@@ -227,7 +357,7 @@ impl Drop for Stdout {
     }
 }
 
-/// Installs `print` and points the `io` library's standard output at
+/// Installs `print` and `log`, and points the `io` library's standard output at
 /// `stdout`. Runs in protected mode before the sandbox rebuilds `io`.
 ///
 /// # Safety
@@ -243,6 +373,8 @@ pub unsafe fn install(l: *mut lua_State, globals: c_int, io: c_int, stdout: &Std
     unsafe {
         ffi::lua_pushcfunction(l, print_entry);
         lua::set_field(l, globals, "print");
+        ffi::lua_pushcfunction(l, log_entry);
+        lua::set_field(l, globals, "log");
         if lua::get_field(l, io, "stdout") == ffi::LUA_TUSERDATA {
             let stream = ffi::luaL_testudata(l, -1, c"FILE*".as_ptr()).cast::<Stream>();
             if !stream.is_null() {

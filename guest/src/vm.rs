@@ -70,6 +70,9 @@ pub struct Vm {
     peak: Cell<usize>,
     pub instructions: Cell<u64>,
     pub output_bytes: Cell<u64>,
+    /// What this eval's log events have been charged (see `output::log`),
+    /// which shares `max-output-bytes` with `output_bytes`.
+    pub log_bytes: Cell<u64>,
     pub capability_calls: Cell<u32>,
     trip: RefCell<Option<Trip>>,
     /// The last error message raised by the guest's own functions, with the
@@ -143,6 +146,7 @@ impl Vm {
             peak: Cell::new(0),
             instructions: Cell::new(0),
             output_bytes: Cell::new(0),
+            log_bytes: Cell::new(0),
             capability_calls: Cell::new(0),
             trip: RefCell::new(None),
             tagged: RefCell::new(None),
@@ -196,6 +200,7 @@ impl Vm {
         crate::clock::set(self.clock);
         self.instructions.set(0);
         self.output_bytes.set(0);
+        self.log_bytes.set(0);
         self.capability_calls.set(0);
         self.trip.replace(None);
         self.tagged.replace(None);

@@ -19,7 +19,7 @@ pub(crate) use bindings::moonbox::sandbox::{capabilities, output};
 use bindings::exports::moonbox::sandbox::lua::{Guest, GuestSession, Session as SessionHandle};
 use bindings::moonbox::sandbox::types;
 
-pub use types::{ErrorKind, Limits, Stats, Value};
+pub use types::{ErrorKind, Limits, LogLevel, Stats, Value};
 
 use crate::sandbox;
 use crate::session::{self, Finished};

@@ -195,6 +195,10 @@ pub struct EvalError {
     /// interrupted is [`CallOutcome::CutOff`](crate::CallOutcome::CutOff).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<crate::CallRecord>,
+    /// The events of the script's `log` before it failed, in order, whatever
+    /// stopped it.
+    #[serde(default)]
+    pub logs: Vec<crate::output::LogEvent>,
 }
 
 impl EvalError {
@@ -213,6 +217,7 @@ impl EvalError {
             output: Output::default(),
             stats,
             calls: Vec::new(),
+            logs: Vec::new(),
         }
     }
 
@@ -397,6 +402,7 @@ mod tests {
             output: Output::default(),
             stats: Stats::default(),
             calls: Vec::new(),
+            logs: Vec::new(),
         };
         assert_eq!(
             err.to_string(),

@@ -20,7 +20,7 @@ use crate::bindings::types::{LogLevel, Value as WitValue};
 use crate::capability::Capability;
 use crate::config::Determinism;
 use crate::governance::{Approval, ApprovalRequest, Audit, CallOutcome, Governance, Ticket};
-use crate::output::OutputBuffer;
+use crate::output::{LogBuffer, OutputBuffer};
 use crate::script::CancelHandle;
 
 /// Bytes of guest stdout/stderr kept. The script's output travels through
@@ -54,6 +54,8 @@ pub(crate) struct HostState<T> {
     max_reply_bytes: usize,
     /// What the current eval has written.
     pub(crate) output: OutputBuffer,
+    /// The log events the current eval has sent.
+    pub(crate) logs: LogBuffer,
     /// Capability calls the current eval has made, counted by the host.
     pub(crate) capability_calls: u32,
     /// Set when the host cancels the session; read by the epoch callback.
@@ -101,6 +103,7 @@ impl<T: Send + Sync + 'static> HostState<T> {
             deadline: None,
             max_reply_bytes: usize::try_from(max_reply_bytes).unwrap_or(usize::MAX),
             output: OutputBuffer::new(max_output_bytes),
+            logs: LogBuffer::new(max_output_bytes),
             capability_calls: 0,
             cancel: CancelHandle::default(),
             max_calls_in_flight: usize::try_from(max_calls_in_flight).unwrap_or(1).max(1),
@@ -125,9 +128,8 @@ impl<T> output::Host for HostState<T> {
         self.output.write(&bytes);
     }
 
-    fn log(&mut self, _level: LogLevel, _message: String, _fields: String) {
-        // Structured logs are part of the contract for the `log` function
-        // to come; the guest does not send any yet.
+    fn log(&mut self, level: LogLevel, message: String, fields: String) {
+        self.logs.push(level.into(), message, &fields);
     }
 }
 

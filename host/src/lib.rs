@@ -90,7 +90,7 @@ pub use governance::{
 };
 pub use limits::Limits;
 pub use outcome::{EvalOutput, Output, Stats};
-pub use output::OutputSink;
+pub use output::{LOG_EVENT_BYTES, LogEvent, LogLevel, LogSink, OutputSink};
 pub use records::Records;
 pub use report::{Report, ReportError};
 pub use sandbox::{Sandbox, SandboxBuilder};

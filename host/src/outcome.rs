@@ -33,6 +33,9 @@ pub struct EvalOutput {
     /// [`Stats::calls_unrecorded`]). Absent from the JSON when empty.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<crate::CallRecord>,
+    /// The events of the script's `log`, in the order it made them.
+    #[serde(default)]
+    pub logs: Vec<crate::output::LogEvent>,
 }
 
 /// What an eval cost.

@@ -1,7 +1,11 @@
 //! The script's output as the host receives it: a bounded byte buffer per
-//! eval, and an optional sink that sees each write as it happens.
+//! eval, and an optional sink that sees each write as it happens; and the
+//! structured events of the script's `log`, kept the same way.
 
+use std::fmt;
 use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
 
 /// A function that receives the script's output while the eval runs, one
 /// write at a time (a `print` arrives as its pieces: arguments, tabs and the
@@ -62,6 +66,194 @@ impl OutputBuffer {
     }
 }
 
+/// Bytes each log event is charged on top of its message and its fields'
+/// JSON text, against [`Limits::max_output_bytes`](crate::Limits::max_output_bytes),
+/// which events share with the output: the guest charges the same, so a
+/// flood of empty events stops at the limit too.
+pub const LOG_EVENT_BYTES: u64 = 32;
+
+/// The severity of a [`LogEvent`], ordered from `Debug` to `Error` (so
+/// `level >= LogLevel::Warn` filters). Serialized in lowercase (`"warn"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum LogLevel {
+    /// `log("debug", ...)`.
+    Debug,
+    /// `log("info", ...)`.
+    Info,
+    /// `log("warn", ...)`.
+    Warn,
+    /// `log("error", ...)`.
+    Error,
+}
+
+impl LogLevel {
+    /// The name the script passes and JSON carries: `debug`, `info`, `warn`
+    /// or `error`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Warn => "warn",
+            LogLevel::Error => "error",
+        }
+    }
+}
+
+impl From<crate::bindings::types::LogLevel> for LogLevel {
+    fn from(level: crate::bindings::types::LogLevel) -> Self {
+        use crate::bindings::types::LogLevel as Wit;
+        match level {
+            Wit::Debug => LogLevel::Debug,
+            Wit::Info => LogLevel::Info,
+            Wit::Warn => LogLevel::Warn,
+            Wit::Error => LogLevel::Error,
+        }
+    }
+}
+
+impl fmt::Display for LogLevel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One structured event from the script's `log(level, message, fields)`,
+/// received apart from its output.
+///
+/// `Display` is one readable line, `[level] message  key=value ...`, with
+/// each field's value as JSON and control characters escaped, so a script
+/// cannot forge a second line on a terminal.
+///
+/// ```
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let sandbox = moonbox::Sandbox::builder().build()?;
+/// let out = sandbox.eval("log('warn', 'disk low', {free = 12}) print('done')").await?;
+/// assert_eq!(out.output, "done\n");
+/// let event = &out.logs[0];
+/// assert_eq!(event.level, moonbox::LogLevel::Warn);
+/// assert_eq!(event.message, "disk low");
+/// assert_eq!(event.fields["free"], 12);
+/// assert_eq!(event.to_string(), "[warn] disk low  free=12");
+/// # Ok(()) }
+/// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct LogEvent {
+    /// The severity.
+    pub level: LogLevel,
+    /// The message (bytes that were not UTF-8 replaced with U+FFFD).
+    pub message: String,
+    /// The fields, converted by the boundary's rules (members sorted by
+    /// key); empty when the script passed none.
+    pub fields: serde_json::Map<String, serde_json::Value>,
+}
+
+impl LogEvent {
+    /// An event, as a host that builds its own (a test, a replay) makes one.
+    pub fn new(
+        level: LogLevel,
+        message: impl Into<String>,
+        fields: serde_json::Map<String, serde_json::Value>,
+    ) -> Self {
+        LogEvent {
+            level,
+            message: message.into(),
+            fields,
+        }
+    }
+}
+
+impl fmt::Display for LogEvent {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut line = format!("[{}] {}", self.level, self.message);
+        let mut sep = "  ";
+        for (key, value) in &self.fields {
+            line.push_str(sep);
+            line.push_str(key);
+            line.push('=');
+            line.push_str(&value.to_string());
+            sep = " ";
+        }
+        f.write_str(&crate::error::one_line(&line))
+    }
+}
+
+/// A function that receives each [`LogEvent`] while the eval runs, in order
+/// with the [`OutputSink`]'s writes. Like the output sink it runs on the
+/// eval's thread: keep it short.
+///
+/// ```
+/// use std::sync::{Arc, Mutex};
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let seen = Arc::new(Mutex::new(Vec::new()));
+/// let sink = seen.clone();
+/// let sandbox = moonbox::Sandbox::builder().build()?;
+/// let mut session = sandbox.session(()).await?;
+/// session.set_log_sink(Some(Arc::new(move |event: &moonbox::LogEvent| {
+///     sink.lock().unwrap().push(event.to_string());
+/// })));
+/// session.eval("log('info', 'step', {n = 1}) log('error', 'failed')").await?;
+/// assert_eq!(*seen.lock().unwrap(), ["[info] step  n=1", "[error] failed"]);
+/// # Ok(()) }
+/// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+/// ```
+pub type LogSink = Arc<dyn Fn(&LogEvent) + Send + Sync>;
+
+/// The log events of one eval. The guest charges each event (message,
+/// fields and [`LOG_EVENT_BYTES`]) against `max-output-bytes` and never
+/// sends past it; the buffer counts the same way and keeps no more, so a
+/// misbehaving guest cannot grow the host.
+pub(crate) struct LogBuffer {
+    events: Vec<LogEvent>,
+    charged: u64,
+    cap: u64,
+    pub(crate) sink: Option<LogSink>,
+}
+
+impl LogBuffer {
+    pub(crate) fn new(cap: u64) -> Self {
+        LogBuffer {
+            events: Vec::new(),
+            charged: 0,
+            cap,
+            sink: None,
+        }
+    }
+
+    /// Keeps an event the guest sent, if it fits and its fields are a JSON
+    /// object (the guest sends nothing else), and forwards it to the sink.
+    pub(crate) fn push(&mut self, level: LogLevel, message: String, fields: &str) {
+        let cost = (message.len() as u64)
+            .saturating_add(fields.len() as u64)
+            .saturating_add(LOG_EVENT_BYTES);
+        if cost > self.cap.saturating_sub(self.charged) {
+            return;
+        }
+        let Ok(serde_json::Value::Object(fields)) = serde_json::from_str(fields) else {
+            return;
+        };
+        self.charged += cost;
+        let event = LogEvent {
+            level,
+            message,
+            fields,
+        };
+        if let Some(sink) = &self.sink {
+            sink(&event);
+        }
+        self.events.push(event);
+    }
+
+    /// Takes the events, leaving the buffer empty for the next eval.
+    pub(crate) fn take(&mut self) -> Vec<LogEvent> {
+        self.charged = 0;
+        std::mem::take(&mut self.events)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -81,5 +273,52 @@ mod tests {
         assert_eq!(buffer.take(), b"abcde");
         assert_eq!(&*seen.lock().unwrap(), b"abcde");
         assert!(buffer.take().is_empty());
+    }
+
+    #[test]
+    fn log_buffer_keeps_events_in_order_up_to_its_cap() {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        // Room for exactly two events of message "ab" and fields "{}".
+        let mut logs = LogBuffer::new(2 * (2 + 2 + LOG_EVENT_BYTES));
+        logs.sink = Some(Arc::new(move |e: &LogEvent| {
+            sink.lock().unwrap().push(e.message.clone())
+        }));
+        logs.push(LogLevel::Info, "ab".into(), "{}");
+        logs.push(LogLevel::Warn, "cd".into(), "{}");
+        logs.push(LogLevel::Error, "ef".into(), "{}");
+        let kept = logs.take();
+        assert_eq!(kept.len(), 2);
+        assert_eq!(
+            (kept[0].level, kept[1].level),
+            (LogLevel::Info, LogLevel::Warn)
+        );
+        assert_eq!(*seen.lock().unwrap(), ["ab", "cd"]);
+        // A new eval starts with the whole budget again.
+        logs.push(LogLevel::Debug, "gh".into(), "{}");
+        assert_eq!(logs.take().len(), 1);
+    }
+
+    #[test]
+    fn log_buffer_drops_fields_that_are_not_a_json_object() {
+        let mut logs = LogBuffer::new(1 << 20);
+        for fields in ["[]", "1", "not json", ""] {
+            logs.push(LogLevel::Info, "m".into(), fields);
+        }
+        assert!(logs.take().is_empty());
+    }
+
+    #[test]
+    fn an_event_displays_on_one_line() {
+        let mut fields = serde_json::Map::new();
+        fields.insert("b".into(), serde_json::json!("x\ny"));
+        fields.insert("a".into(), serde_json::json!([1, true]));
+        let event = LogEvent::new(LogLevel::Debug, "two\nlines\r\u{1b}[31m", fields);
+        assert_eq!(
+            event.to_string(),
+            r#"[debug] two lines\r\u{1b}[31m  a=[1,true] b="x\ny""#
+        );
+        let bare = LogEvent::new(LogLevel::Error, "", serde_json::Map::new());
+        assert_eq!(bare.to_string(), "[error]");
     }
 }

@@ -7,6 +7,7 @@ use serde_json::Value;
 use crate::error::{ErrorKind, EvalError};
 use crate::governance::CallRecord;
 use crate::outcome::{EvalOutput, Output, Stats};
+use crate::output::LogEvent;
 
 /// The outcome of one eval as one JSON object, whether it succeeded or not.
 ///
@@ -18,7 +19,8 @@ use crate::outcome::{EvalOutput, Output, Stats};
 ///  "exit_code": null,
 ///  "error": {"kind": "timeout", "message": "...", "chunk": "main.lua",
 ///            "line": null, "traceback": null, "summary": "error[timeout]: ..."},
-///  "stats": {"fuel_used": 123, "instructions": null, ...}}
+///  "stats": {"fuel_used": 123, "instructions": null, ...},
+///  "logs": [{"level": "info", "message": "step 1", "fields": {}}]}
 /// ```
 ///
 /// Output is bytes; JSON strings are text. `output` is the output with
@@ -65,6 +67,9 @@ pub struct Report {
     /// ([`CallRecord`]). Absent when it made none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<CallRecord>,
+    /// The events of the script's `log`, in order, up to where it stopped.
+    #[serde(default)]
+    pub logs: Vec<LogEvent>,
 }
 
 /// The error part of a [`Report`].
@@ -110,7 +115,7 @@ impl From<&Result<EvalOutput, EvalError>> for Report {
 impl Report {
     /// The fields every report fills the same way: the version, the output
     /// in both its forms, and the stats.
-    fn with_output(output: &Output, stats: Stats) -> Report {
+    fn with_output(output: &Output, stats: Stats, logs: &[LogEvent]) -> Report {
         Report {
             version: Report::VERSION,
             ok: false,
@@ -121,6 +126,7 @@ impl Report {
             error: None,
             stats,
             calls: Vec::new(),
+            logs: logs.to_vec(),
         }
     }
 }
@@ -132,7 +138,7 @@ impl From<&EvalOutput> for Report {
             values: out.values.clone(),
             exit_code: out.exit_code,
             calls: out.calls.clone(),
-            ..Report::with_output(&out.output, out.stats)
+            ..Report::with_output(&out.output, out.stats, &out.logs)
         }
     }
 }
@@ -149,7 +155,7 @@ impl From<&EvalError> for Report {
                 summary: e.to_string(),
             }),
             calls: e.calls.clone(),
-            ..Report::with_output(&e.output, e.stats)
+            ..Report::with_output(&e.output, e.stats, &e.logs)
         }
     }
 }

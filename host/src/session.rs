@@ -14,7 +14,7 @@ use crate::error::{ErrorKind, EvalError};
 use crate::host::HostState;
 use crate::limits::Limits;
 use crate::outcome::{EvalOutput, Output, Stats};
-use crate::output::OutputSink;
+use crate::output::{LogSink, OutputSink};
 use crate::prepared::Prepared;
 use crate::script::{self, CancelHandle, Script};
 
@@ -173,6 +173,13 @@ impl<T: Send + Sync + 'static> Session<T> {
         self.store.data_mut().output.sink = sink;
     }
 
+    /// Sends the [`LogEvent`](crate::LogEvent)s of later evals to `sink` as
+    /// the script makes them, in order with the output sink's writes, as well
+    /// as into their results; `None` stops forwarding. Default: none.
+    pub fn set_log_sink(&mut self, sink: Option<LogSink>) {
+        self.store.data_mut().logs.sink = sink;
+    }
+
     /// Sets the chunk name later evals use in messages (`tool.lua:3: ...`).
     /// Default: [`DEFAULT_CHUNK_NAME`].
     pub fn set_chunk_name(&mut self, name: impl Into<String>) {
@@ -283,6 +290,7 @@ impl<T: Send + Sync + 'static> Session<T> {
             data.capability_calls = 0;
             data.audit.reset();
             data.output.take();
+            data.logs.take();
         }
         // If this future is dropped before the call returns, the session
         // stays poisoned.
@@ -303,6 +311,7 @@ impl<T: Send + Sync + 'static> Session<T> {
         data.deadline = None;
         // Whatever stopped the eval, the output written so far is the host's.
         let output = Output::from(data.output.take());
+        let logs = data.logs.take();
         let capability_calls = data.capability_calls;
         // Calls still running when the eval stopped are recorded as cut off.
         let (calls, calls_unrecorded) = data.audit.take();
@@ -339,6 +348,7 @@ impl<T: Send + Sync + 'static> Session<T> {
                 ));
                 stop.output = output;
                 stop.calls = calls;
+                stop.logs = logs;
                 return Err(stop);
             }
             Ok(Ok(success)) => {
@@ -350,6 +360,7 @@ impl<T: Send + Sync + 'static> Session<T> {
                         exit_code: success.exit_code,
                         stats,
                         calls,
+                        logs,
                     }),
                     Err(e) => {
                         let mut err = EvalError::host(
@@ -360,6 +371,7 @@ impl<T: Send + Sync + 'static> Session<T> {
                         );
                         err.output = output;
                         err.calls = calls;
+                        err.logs = logs;
                         Err(err)
                     }
                 }
@@ -368,6 +380,7 @@ impl<T: Send + Sync + 'static> Session<T> {
                 add_guest_stats(&mut stats, &failure.stats);
                 let mut err = lua_error(failure.error, output, stats);
                 err.calls = calls;
+                err.logs = logs;
                 Err(err)
             }
         };
@@ -440,6 +453,7 @@ fn lua_error(e: types::LuaError, output: Output, stats: Stats) -> EvalError {
         output,
         stats,
         calls: Vec::new(),
+        logs: Vec::new(),
     }
 }
 

@@ -176,6 +176,8 @@ class OutputCollector {
   #chunks = [];
   #kept = 0;
   #limit = 0;
+  #logs = [];
+  #logRoom = 0;
 
   // Starts collecting for one eval, keeping at most `limit` bytes. The guest
   // never writes past `max-output-bytes`, but a host should not rely on
@@ -184,13 +186,17 @@ class OutputCollector {
     this.#chunks = [];
     this.#kept = 0;
     this.#limit = limit;
+    this.#logs = [];
+    this.#logRoom = limit;
   }
 
-  // The bytes collected since `start`, in one array; collection stops.
+  // The bytes collected since `start`, in one array, and the log events as
+  // JSON text; collection stops.
   take() {
     const bytes = Buffer.concat(this.#chunks, this.#kept);
+    const logs = `[${this.#logs.join(',')}]`;
     this.start(0);
-    return bytes;
+    return { bytes, logs };
   }
 
   imports() {
@@ -203,9 +209,16 @@ class OutputCollector {
         this.#chunks.push(kept);
         this.#kept += kept.length;
       },
-      // Structured log events are apart from the byte stream and not part
-      // of a case's result line, so this host drops them.
-      log: (_level, _message, _fields) => {},
+      // Structured log events, apart from the byte stream, kept while their
+      // message and fields bytes plus LOG_EVENT_BYTES fit, as the guest
+      // counts them. The fields (the guest's JSON object) are spliced in
+      // verbatim, as the values are: JSON.parse would lose `1.0`.
+      log: (level, message, fields) => {
+        const cost = utf8.encode(message).length + utf8.encode(fields).length + LOG_EVENT_BYTES;
+        if (cost > this.#logRoom) return;
+        this.#logRoom -= cost;
+        this.#logs.push(`{"level":${JSON.stringify(level)},"message":${JSON.stringify(message)},"fields":${fields}}`);
+      },
     };
   }
 }
@@ -307,6 +320,10 @@ function resultError(e) {
 // than any case writes, and within what one Buffer can hold.
 const MAX_KEPT_OUTPUT = 1 << 30;
 
+// What each log event is charged beyond its message and fields bytes, as the
+// guest charges it against `max-output-bytes`.
+const LOG_EVENT_BYTES = 32;
+
 // A u64 from the guest (a bigint) as an exact JSON integer.
 const exactInteger = (n) => JSON.rawJSON(BigInt(n).toString());
 
@@ -339,7 +356,7 @@ function outputFields(bytes) {
 // text, spliced in verbatim: JSON.parse would turn `1.0` into `1` and round
 // integers past 2^53 (JSON.rawJSON cannot hold an array), and the values must
 // reach the checker exactly.
-function resultLine(name, outcome, outputBytes) {
+function resultLine(name, outcome, { bytes: outputBytes, logs }) {
   const rest = JSON.stringify({
     ...outputFields(outputBytes),
     exit_code: outcome.exitCode,
@@ -347,7 +364,8 @@ function resultLine(name, outcome, outputBytes) {
     stats: statsLine(outcome.stats),
   });
   // `rest` is `{"output":...}`: name, ok and values go in front of its members.
-  return `{"name":${JSON.stringify(name)},"ok":${outcome.ok},"values":${outcome.values},${rest.slice(1)}`;
+  // `logs` is JSON text too, with the guest's fields spliced in verbatim.
+  return `{"name":${JSON.stringify(name)},"ok":${outcome.ok},"values":${outcome.values},"logs":${logs},${rest.slice(1)}`;
 }
 
 // The line for a case whose session could not be created.

@@ -64,6 +64,9 @@ FUEL_PER_CALL = 5_000_000_000
 WASM_MEMORY_SLACK = 16 << 20
 # The most output bytes kept for one eval, whatever the limit says.
 MAX_KEPT_OUTPUT = 1 << 30
+# What each log event is charged beyond its message and fields bytes, as the
+# guest charges it against `max-output-bytes`.
+LOG_EVENT_BYTES = 32
 
 
 class HostFailure(Exception):
@@ -92,6 +95,8 @@ class Output:
         self.kept = 0
         self.limit = 0
         self.received = 0
+        self.logs: list[dict[str, Any]] = []
+        self.log_room = 0
 
     def start(self, limit: int) -> None:
         """Starts collecting, keeping at most `limit` bytes. The guest never
@@ -99,11 +104,13 @@ class Output:
         memory without relying on the guest."""
         self.chunks, self.kept, self.received = [], 0, 0
         self.limit = min(limit, MAX_KEPT_OUTPUT)
+        self.logs, self.log_room = [], self.limit
 
-    def take(self) -> bytes:
-        data = b"".join(self.chunks)
+    def take(self) -> tuple[bytes, list[dict[str, Any]]]:
+        """The bytes and the log events collected since `start`."""
+        data, logs = b"".join(self.chunks), self.logs
         self.start(0)
-        return data
+        return data, logs
 
     def write(self, _store: Any, data: bytes) -> None:
         """The `write` import; wasmtime passes the store context first."""
@@ -114,9 +121,16 @@ class Output:
             self.chunks.append(kept)
             self.kept += len(kept)
 
-    def log(self, _store: Any, _level: str, _message: str, _fields: str) -> None:
-        """The `log` import. Structured events are not part of a case's
-        result line, so this host drops them."""
+    def log(self, _store: Any, level: Any, message: str, fields: str) -> None:
+        """The `log` import: keeps the event while its message and fields
+        bytes plus `LOG_EVENT_BYTES` fit, as the guest counts them. The
+        fields are a JSON object; json.loads keeps integers and floats
+        apart. wasmtime-py passes the level as the enum case's name."""
+        cost = len(message.encode("utf-8")) + len(fields.encode("utf-8")) + LOG_EVENT_BYTES
+        if cost > self.log_room:
+            return
+        self.log_room -= cost
+        self.logs.append({"level": str(level), "message": message, "fields": json.loads(fields)})
 
 
 # --- Capabilities ----------------------------------------------------------
@@ -399,12 +413,15 @@ def output_fields(data: bytes) -> dict[str, str]:
         }
 
 
-def result_line(name: str, ok: bool, values: list[Any], output: bytes, exit_code: int | None,
-                error: dict[str, Any] | None, stats: dict[str, int | None]) -> dict[str, Any]:
+def result_line(name: str, ok: bool, values: list[Any], collected: tuple[bytes, list[Any]],
+                exit_code: int | None, error: dict[str, Any] | None,
+                stats: dict[str, int | None]) -> dict[str, Any]:
+    output, logs = collected
     return {
         "name": name,
         "ok": ok,
         "values": values,
+        "logs": logs,
         **output_fields(output),
         "exit_code": exit_code,
         "error": error,

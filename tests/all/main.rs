@@ -9,6 +9,7 @@ mod governance;
 mod hostile;
 mod inputs;
 mod limits;
+mod log;
 mod parallel;
 mod runtimes;
 mod sandbox;

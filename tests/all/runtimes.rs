@@ -30,7 +30,7 @@ async fn shared_cases_pass_on_the_rust_host() {
 fn the_checker_keeps_integers_and_floats_apart() {
     let case = serde_json::json!({"name": "n", "expect": {"values": [1.0]}});
     let int = serde_json::json!({"ok": true, "values": [1], "output": ""});
-    let float = serde_json::json!({"ok": true, "values": [1.0], "output": ""});
+    let float = serde_json::json!({"ok": true, "values": [1.0], "output": "", "logs": []});
     assert!(cases::check(&case, &int).is_err());
     assert!(cases::check(&case, &float).is_ok());
     let case = serde_json::json!({"name": "n", "expect": {"values": [9007199254740993_u64]}});
@@ -46,8 +46,25 @@ fn the_checker_rejects_a_wrong_kind_or_unexpected_output() {
     let case = serde_json::json!({"name": "n", "expect": {"error": "runtime"}});
     let syntax = serde_json::json!({"ok": false, "error": {"kind": "syntax"}, "output": ""});
     let printed = serde_json::json!({"ok": false, "error": {"kind": "runtime"}, "output": "x"});
-    let right = serde_json::json!({"ok": false, "error": {"kind": "runtime"}, "output": ""});
+    let right =
+        serde_json::json!({"ok": false, "error": {"kind": "runtime"}, "output": "", "logs": []});
     assert!(cases::check(&case, &syntax).is_err());
     assert!(cases::check(&case, &printed).is_err());
     assert!(cases::check(&case, &right).is_ok());
+}
+
+#[test]
+fn the_checker_compares_log_events_exactly() {
+    let event = serde_json::json!({"level": "info", "message": "m", "fields": {"x": 1.0}});
+    let case = serde_json::json!({"name": "n", "expect": {"values": [], "logs": [event]}});
+    let line = |logs| serde_json::json!({"ok": true, "values": [], "output": "", "logs": logs});
+    assert!(cases::check(&case, &line(serde_json::json!([event]))).is_ok());
+    let int = serde_json::json!([{"level": "info", "message": "m", "fields": {"x": 1}}]);
+    assert!(cases::check(&case, &line(int)).is_err(), "1 is not 1.0");
+    assert!(cases::check(&case, &line(serde_json::json!([]))).is_err());
+    // A case that expects no events rejects a line that has some, or none.
+    let quiet = serde_json::json!({"name": "n", "expect": {"values": []}});
+    assert!(cases::check(&quiet, &line(serde_json::json!([event]))).is_err());
+    let missing = serde_json::json!({"ok": true, "values": [], "output": ""});
+    assert!(cases::check(&quiet, &missing).is_err());
 }

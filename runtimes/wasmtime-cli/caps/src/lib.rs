@@ -9,8 +9,9 @@
 //!
 //! - `output.write` keeps the bytes the script writes, bounded by the limit
 //!   the driver sets for each eval, and `collected.take` hands them to the
-//!   driver when the eval ends; `output.log` events are dropped, as they are
-//!   not part of a case's result line.
+//!   driver when the eval ends; `output.log` events are kept the same way
+//!   (each charged its message and fields bytes plus 32, as the guest charges
+//!   them) and handed over by `collected.take-logs` as JSON text.
 //! - `capabilities` implements the case list's `capability-behaviour`:
 //!   `records.get(id)` replies with the record stored under `id` in the case
 //!   list's `records` as JSON, or nil when there is none; `cases.fail(message)`
@@ -59,7 +60,15 @@ struct Collector {
     bytes: Vec<u8>,
     /// How many bytes may still be kept.
     room: u64,
+    /// The log events kept so far, as the members of a JSON array.
+    logs: String,
+    /// How many bytes of log events may still be kept.
+    log_room: u64,
 }
+
+/// What each log event is charged beyond its message and fields bytes, as
+/// the guest charges it.
+const LOG_EVENT_BYTES: u64 = 32;
 
 /// One collector for the component instance. The guest calls `write` and
 /// the driver calls `start` and `take`, each between the driver's calls
@@ -68,6 +77,8 @@ struct Collector {
 static OUTPUT: Mutex<Collector> = Mutex::new(Collector {
     bytes: Vec::new(),
     room: 0,
+    logs: String::new(),
+    log_room: 0,
 });
 
 /// The collector. A poisoned lock cannot happen here (a panic aborts the
@@ -91,7 +102,31 @@ impl Output for Caps {
         output.room -= fits as u64;
     }
 
-    fn log(_level: LogLevel, _message: String, _fields: String) {}
+    /// Keeps the event while it fits, as JSON text: the fields are the
+    /// guest's JSON object, spliced in verbatim so numbers stay exact.
+    fn log(level: LogLevel, message: String, fields: String) {
+        let mut output = output();
+        let cost = (message.len() as u64)
+            .saturating_add(fields.len() as u64)
+            .saturating_add(LOG_EVENT_BYTES);
+        if cost > output.log_room {
+            return;
+        }
+        output.log_room -= cost;
+        let level = match level {
+            LogLevel::Debug => "debug",
+            LogLevel::Info => "info",
+            LogLevel::Warn => "warn",
+            LogLevel::Error => "error",
+        };
+        let message = serde_json::Value::from(message).to_string();
+        if !output.logs.is_empty() {
+            output.logs.push(',');
+        }
+        output.logs.push_str(&format!(
+            r#"{{"level":"{level}","message":{message},"fields":{fields}}}"#
+        ));
+    }
 }
 
 impl Collected for Caps {
@@ -99,12 +134,20 @@ impl Collected for Caps {
         let mut output = output();
         output.bytes = Vec::new();
         output.room = limit;
+        output.logs = String::new();
+        output.log_room = limit;
     }
 
     fn take() -> Vec<u8> {
         let mut output = output();
         output.room = 0;
         std::mem::take(&mut output.bytes)
+    }
+
+    fn take_logs() -> String {
+        let mut output = output();
+        output.log_room = 0;
+        format!("[{}]", std::mem::take(&mut output.logs))
     }
 }
 

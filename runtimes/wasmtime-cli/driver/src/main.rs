@@ -4,8 +4,8 @@
 //! docs/wit.md plus the case's name):
 //!
 //! ```text
-//! {"name":…,"ok":true,"values":[…],"output":"…","exit_code":null,"error":null,"stats":{…}}
-//! {"name":…,"ok":false,"values":[],"output":"…","exit_code":null,"error":{"kind":"<error_kind>","message":…,"chunk":…,"line":…,"traceback":…},"stats":{…}}
+//! {"name":…,"ok":true,"values":[…],"logs":[…],"output":"…","exit_code":null,"error":null,"stats":{…}}
+//! {"name":…,"ok":false,"values":[],"logs":[…],"output":"…","exit_code":null,"error":{"kind":"<error_kind>","message":…,"chunk":…,"line":…,"traceback":…},"stats":{…}}
 //! {"name":…,"ok":false,"error":{"kind":"create","message":…}}
 //! ```
 //!
@@ -103,6 +103,7 @@ fn run_case(config: &Value, chunk_name: &str, case: &Value) -> String {
     };
     let outcome = session.eval(&request);
     let output = collected::take();
+    let logs = collected::take_logs();
 
     match outcome {
         Ok(success) => result_line(
@@ -115,6 +116,7 @@ fn run_case(config: &Value, chunk_name: &str, case: &Value) -> String {
                 "stats": stats_json(&success.stats),
             }),
             &output,
+            &logs,
         ),
         Err(failure) => {
             let error = failure.error;
@@ -134,6 +136,7 @@ fn run_case(config: &Value, chunk_name: &str, case: &Value) -> String {
                     "stats": stats_json(&failure.stats),
                 }),
                 &output,
+                &logs,
             )
         }
     }
@@ -142,9 +145,17 @@ fn run_case(config: &Value, chunk_name: &str, case: &Value) -> String {
 
 /// A result line: `name`, `ok`, the guest's `values` JSON text spliced in
 /// verbatim (so `1.0`, `-0.0` and 64-bit integers stay exactly as the guest
-/// wrote them, with no float parsing in between), the output fields, and
-/// the fields in `rest`.
-fn result_line(name: &Value, ok: bool, values: &str, rest: Value, output: &[u8]) -> String {
+/// wrote them, with no float parsing in between), the `logs` JSON text from
+/// `caps` spliced in the same way, the output fields, and the fields in
+/// `rest`.
+fn result_line(
+    name: &Value,
+    ok: bool,
+    values: &str,
+    rest: Value,
+    output: &[u8],
+    logs: &str,
+) -> String {
     let mut fields = Map::new();
     match std::str::from_utf8(output) {
         Ok(text) => {
@@ -165,9 +176,9 @@ fn result_line(name: &Value, ok: bool, values: &str, rest: Value, output: &[u8])
     }
     let fields = Value::Object(fields).to_string();
     // `fields` is a non-empty object (it always holds `output`): `name`,
-    // `ok` and `values` go in front of its members.
+    // `ok`, `values` and `logs` go in front of its members.
     format!(
-        r#"{{"name":{name},"ok":{ok},"values":{values},{}"#,
+        r#"{{"name":{name},"ok":{ok},"values":{values},"logs":{logs},{}"#,
         &fields[1..]
     )
 }
