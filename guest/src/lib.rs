@@ -13,6 +13,7 @@
 //! - `coroutines`: the coroutine entry points the limits need;
 //! - `capability`: host capabilities as Lua functions;
 //! - `json`: the Lua ↔ boundary value rules;
+//! - `jsonlib`: the `json` library scripts use, by those same rules;
 //! - `session`: eval and check;
 //! - `wit`: the WIT bindings (the only generated code), the exported
 //!   `session` resource and the conversions at their edge.
@@ -21,6 +22,7 @@ mod capability;
 mod clock;
 mod coroutines;
 mod json;
+mod jsonlib;
 mod limits;
 mod lua;
 mod output;
