@@ -7,6 +7,7 @@ mod eval;
 mod faults;
 mod hostile;
 mod inputs;
+mod json;
 mod limits;
 mod runtimes;
 mod sandbox;
