@@ -537,8 +537,7 @@ async fn json_is_required_and_reserved() {
     let e = Sandbox::builder()
         .module("json", "return {}")
         .build()
-        .err()
-        .expect("a module may not take the name json");
+        .expect_err("a module may not take the name json");
     assert!(
         e.to_string()
             .contains("module 'json' has the name of a standard library"),
