@@ -193,7 +193,7 @@ pub(crate) fn parse_module(s: &str) -> Result<(String, PathBuf), String> {
             Ok((name.to_owned(), PathBuf::from(file)))
         }
         _ => Err(format!(
-            "'{s}' is not NAME=FILE, as in --module json=lib/json.lua"
+            "'{s}' is not NAME=FILE, as in --module util=lib/util.lua"
         )),
     }
 }
@@ -498,10 +498,10 @@ mod tests {
     #[test]
     fn modules_need_name_and_file() {
         assert_eq!(
-            parse_module("json=lib/json.lua"),
-            Ok(("json".into(), PathBuf::from("lib/json.lua")))
+            parse_module("util=lib/util.lua"),
+            Ok(("util".into(), PathBuf::from("lib/util.lua")))
         );
-        assert!(parse_module("json").is_err());
+        assert!(parse_module("util").is_err());
         assert!(parse_module("=x.lua").is_err());
     }
 }

@@ -37,6 +37,9 @@ pub struct Encoder {
     /// Bytes of text held outside `out` while an object's members are
     /// encoded one by one, so the cap counts everything produced.
     elsewhere: usize,
+    /// The path of the value at which the text passed `max_bytes`, once it
+    /// has (so that `json.encode` can report the limit it stands for).
+    too_long_at: Option<String>,
 }
 
 impl Encoder {
@@ -49,10 +52,12 @@ impl Encoder {
             max_depth: limits.max_value_depth,
             max_bytes: usize::try_from(max_json_bytes(limits)).unwrap_or(usize::MAX),
             elsewhere: 0,
+            too_long_at: None,
         }
     }
 
-    fn too_long(&self) -> String {
+    fn too_long(&mut self) -> String {
+        self.too_long_at = Some(self.here());
         format!(
             "{} makes the JSON text longer than {} bytes; return less data",
             self.here(),
@@ -538,6 +543,43 @@ pub unsafe fn encode_values(
         }
         enc.out.push(']');
         Ok(enc.out)
+    }
+}
+
+/// Why [`encode`] refused a value.
+pub enum EncodeError {
+    /// The text would pass the byte cap; the path of the value it was at.
+    TooLong(String),
+    /// The value does not convert (a function, a cycle...): the message
+    /// names its path.
+    Invalid(String),
+}
+
+/// Encodes the value at absolute index `idx` as JSON text by the boundary's
+/// rules (`json.encode`), with paths named from `root` and the text capped
+/// at `max_bytes` (never more than [`max_json_bytes`]).
+///
+/// # Safety
+/// `l` is a live state and `idx` a valid absolute index. Never raises.
+pub unsafe fn encode(
+    l: *mut lua_State,
+    idx: c_int,
+    root: &str,
+    limits: &Limits,
+    max_bytes: usize,
+) -> Result<String, EncodeError> {
+    // SAFETY: `idx` is a valid absolute index on a live state (caller), and
+    // `Encoder::value` only reads it, without raising.
+    unsafe {
+        let mut enc = Encoder::new(root.to_owned(), limits);
+        enc.max_bytes = enc.max_bytes.min(max_bytes);
+        match enc.value(l, idx) {
+            Ok(()) => Ok(enc.out),
+            Err(msg) => Err(match enc.too_long_at.take() {
+                Some(at) => EncodeError::TooLong(at),
+                None => EncodeError::Invalid(msg),
+            }),
+        }
     }
 }
 

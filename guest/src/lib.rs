@@ -14,6 +14,7 @@
 //! - `capability`: host capabilities as Lua functions;
 //! - `parallel`: `parallel(items, fn)`, capability calls made together;
 //! - `json`: the Lua ↔ boundary value rules;
+//! - `jsonlib`: the `json` library scripts use, by those same rules;
 //! - `session`: eval and check;
 //! - `wit`: the WIT bindings (the only generated code), the exported
 //!   `session` resource and the conversions at their edge.
@@ -22,6 +23,7 @@ mod capability;
 mod clock;
 mod coroutines;
 mod json;
+mod jsonlib;
 mod limits;
 mod lua;
 mod output;

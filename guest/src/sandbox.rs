@@ -1,7 +1,7 @@
 //! The standard library as a script sees it: the sandboxed names, guarded
 //! `load`, `string.rep`, `collectgarbage` and `os.exit`, deterministic clock
 //! and random, and host modules for `require`. (`print` and `io.stdout` are
-//! in `output`.)
+//! in `output`, `json` in `jsonlib`.)
 
 use std::ffi::c_int;
 
@@ -24,6 +24,7 @@ pub const STANDARD_LIBRARIES: &[&str] = &[
     "coroutine",
     "debug",
     "io",
+    "json",
     "math",
     "os",
     "package",
@@ -139,6 +140,7 @@ pub unsafe fn open(
         open_string(l, globals, allow);
         open_package(l, globals, allow, modules);
         open_math(l, globals, seed);
+        crate::jsonlib::install(l, globals, loaded);
         ffi::lua_settop(l, 0);
     }
 }

@@ -59,9 +59,11 @@ pub struct Limits {
     /// Default: [`Limits::DEFAULT_MAX_OUTPUT_BYTES`].
     pub max_output_bytes: u64,
     /// Nesting depth of a value crossing the JSON boundary (results and
-    /// capability arguments). Deeper values are
-    /// [`ErrorKind::InvalidValue`](crate::ErrorKind::InvalidValue) or a
-    /// capability error.
+    /// capability arguments) or converted by the script's `json` library.
+    /// Deeper values are
+    /// [`ErrorKind::InvalidValue`](crate::ErrorKind::InvalidValue), a
+    /// capability error, or an error `json.encode` or `json.decode`
+    /// raises.
     ///
     /// Default: [`Limits::DEFAULT_MAX_VALUE_DEPTH`].
     pub max_value_depth: u32,

@@ -102,7 +102,8 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     }
 
     /// Makes `require(name)` load `source` (Lua source, text or any bytes).
-    /// The name may not be a standard library's (`string`, `table`...):
+    /// The name may not be a standard library's (`string`, `table`...)
+    /// or `json`, which every script has:
     /// [`build`](Self::build) refuses it. Default: no modules.
     pub fn module(mut self, name: impl Into<String>, source: impl Into<Vec<u8>>) -> Self {
         self.modules.push((name.into(), source.into()));

@@ -8,6 +8,7 @@ mod faults;
 mod governance;
 mod hostile;
 mod inputs;
+mod json;
 mod limits;
 mod log;
 mod parallel;
