@@ -13,11 +13,13 @@
 //! - `coroutines`: the coroutine entry points the limits need;
 //! - `capability`: host capabilities as Lua functions;
 //! - `json`: the Lua ↔ boundary value rules;
+//! - `check`: the static analysis behind `check`, on the compiled chunk;
 //! - `session`: eval and check;
 //! - `wit`: the WIT bindings (the only generated code), the exported
 //!   `session` resource and the conversions at their edge.
 
 mod capability;
+mod check;
 mod clock;
 mod coroutines;
 mod json;
