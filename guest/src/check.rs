@@ -689,6 +689,101 @@ mod tests {
         assert!(analyse(&bytes).is_none());
     }
 
+    /// The unstripped dump of `code`, compiled by the vendored Lua.
+    fn dump(code: &str) -> Vec<u8> {
+        use crate::lua::ffi;
+        unsafe extern "C-unwind" fn writer(
+            _l: *mut ffi::lua_State,
+            p: *const std::ffi::c_void,
+            sz: usize,
+            ud: *mut std::ffi::c_void,
+        ) -> std::ffi::c_int {
+            // SAFETY: `ud` is the test's vector and `p` holds `sz` bytes.
+            unsafe {
+                let out = &mut *(ud as *mut Vec<u8>);
+                if sz > 0 {
+                    out.extend_from_slice(std::slice::from_raw_parts(p.cast::<u8>(), sz));
+                }
+            }
+            0
+        }
+        let mut out = Vec::new();
+        // SAFETY: A fresh state loads one text chunk (which raises nothing),
+        // dumps it into `out` and is closed.
+        unsafe {
+            let l = ffi::luaL_newstate();
+            let status = ffi::luaL_loadbufferx(
+                l,
+                code.as_ptr().cast(),
+                code.len(),
+                c"=t".as_ptr(),
+                c"t".as_ptr(),
+            );
+            assert_eq!(status, ffi::LUA_OK, "{code}");
+            ffi::lua_dump(l, writer, (&mut out as *mut Vec<u8>).cast(), 0);
+            ffi::lua_close(l);
+        }
+        out
+    }
+
+    fn globals(a: &Analysis) -> Vec<(String, u32)> {
+        a.references
+            .iter()
+            .map(|r| match r {
+                Reference::Global { path, line } => (path.join("."), *line),
+                Reference::Require { name, line } => (format!("require {name}"), *line),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn real_dumps_give_globals_fields_and_requires_with_lines() {
+        let a = analyse(&dump(
+            "local x = 1\nos.execute(x)\nlocal function f(io)\n  return io.open, string.rep\nend\nlocal m = require('sock')\ny = 2",
+        ))
+        .unwrap();
+        assert_eq!(
+            globals(&a),
+            vec![
+                ("os.execute".to_owned(), 2),
+                ("string.rep".to_owned(), 4),
+                ("require sock".to_owned(), 6),
+                ("require".to_owned(), 6),
+            ]
+        );
+        assert!(a.assigned.contains("y"));
+        assert!(!a.env_replaced);
+        assert!(analyse(&dump("_ENV = {}")).unwrap().env_replaced);
+    }
+
+    #[test]
+    fn mangled_dumps_never_panic() {
+        let code = "local t = {}\nfor i = 1, 10 do t[i] = os.time() + i end\n\
+                    local function f(a, ...) return require('x'), a.b.c, ... end\n\
+                    return t, f, 1.5, 'str', true, nil, 9007199254740993";
+        let good = dump(code);
+        assert!(analyse(&good).is_some());
+        for end in 0..good.len() {
+            assert!(
+                analyse(&good[..end]).is_none(),
+                "a dump cut at {end} parsed"
+            );
+        }
+        let mut seed: u32 = 0x9e37_79b9;
+        for _ in 0..5000 {
+            let mut bytes = good.clone();
+            for _ in 0..4 {
+                seed ^= seed << 13;
+                seed ^= seed >> 17;
+                seed ^= seed << 5;
+                let at = seed as usize % bytes.len();
+                bytes[at] = (seed >> 24) as u8;
+            }
+            // Either outcome is fine; panicking or hanging is not.
+            let _ = analyse(&bytes);
+        }
+    }
+
     #[test]
     fn sizes_that_overflow_are_refused() {
         let mut r = Reader {
