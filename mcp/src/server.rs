@@ -3,7 +3,7 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use moonbox::{Diagnostic, EvalError, EvalOutput, Report, Sandbox, Script, tool};
+use moonbox::{Diagnostic, EvalError, EvalOutput, Finding, Report, Sandbox, Script, tool};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
@@ -315,8 +315,8 @@ impl McpServer {
         args: JsonObject,
         ctx: &RequestContext<RoleServer>,
     ) -> CallToolResult {
-        let (code, id) = match CheckCall::parse(args, self.inner.config.max_code_bytes) {
-            Ok(call) => (call.code, call.session),
+        let (code, id, inputs) = match CheckCall::parse(args, self.inner.config.max_code_bytes) {
+            Ok(call) => (call.code, call.session, call.inputs),
             Err(e) => return refused(&e),
         };
         let chunk = moonbox::DEFAULT_CHUNK_NAME;
@@ -350,6 +350,13 @@ impl McpServer {
                 self.inner.sandbox.check(&code, chunk).await
             }
         };
+        // The inputs a run would set are globals the check cannot see.
+        let outcome = outcome.map(|found| {
+            found
+                .into_iter()
+                .filter(|d| !(d.kind == Finding::UndefinedGlobal && inputs.contains(&d.name)))
+                .collect()
+        });
         checked(&outcome)
     }
 
@@ -458,16 +465,18 @@ impl RunCall {
 struct CheckCall {
     code: String,
     session: Option<String>,
+    /// The names of the inputs a run would set.
+    inputs: Vec<String>,
 }
 
 impl CheckCall {
     fn parse(mut args: JsonObject, max_bytes: u64) -> Result<CheckCall, ToolError> {
         if let Some(unknown) = args
             .keys()
-            .find(|k| !matches!(k.as_str(), "code" | "session"))
+            .find(|k| !matches!(k.as_str(), "code" | "inputs" | "session"))
         {
             return Err(ToolError::Arguments(format!(
-                "check_lua takes code and session, not '{}'",
+                "check_lua takes code, inputs and session, not '{}'",
                 unknown.chars().take(64).collect::<String>()
             )));
         }
@@ -486,7 +495,20 @@ impl CheckCall {
             }
         };
         check_size("code", code.len(), max_bytes)?;
-        Ok(CheckCall { code, session })
+        let inputs = args.remove("inputs");
+        if let Some(Value::String(text)) = &inputs {
+            check_size("inputs", text.len(), max_bytes)?;
+        }
+        let inputs = tool::inputs(inputs).map_err(ToolError::Arguments)?;
+        if !inputs.is_empty() {
+            let len = serde_json::to_vec(&inputs).map_or(usize::MAX, |v| v.len());
+            check_size("inputs", len, max_bytes)?;
+        }
+        Ok(CheckCall {
+            code,
+            session,
+            inputs: inputs.into_iter().map(|(name, _)| name).collect(),
+        })
     }
 }
 
@@ -642,13 +664,18 @@ fn tools(sandbox: &Sandbox, config: &ServerConfig) -> Vec<Tool> {
              name not allowed (sandboxed), require of a module it does not offer (unknown_module), \
              a missing capability of a namespace (unknown_capability), a global that is read, never \
              assigned and nil (undefined_global). With `session`, globals that session defined \
-             count as defined. `code` may be up to {} bytes.",
+             count as defined; the names in `inputs` (as run_lua takes them) too. `code` and \
+             `inputs` may each be up to {} bytes.",
             config.max_code_bytes
         ),
         object(json!({
             "type": "object",
             "properties": {
                 "code": { "type": "string", "description": "The Lua 5.4 chunk to check." },
+                "inputs": {
+                    "type": "object",
+                    "description": "The inputs a run_lua call would pass: their names are globals the check counts as defined."
+                },
                 "session": {
                     "type": "string",
                     "description": "A session id from new_session, to check against that session's globals."

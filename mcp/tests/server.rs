@@ -213,6 +213,17 @@ async fn check_lua_returns_findings_without_running_the_code() {
         text(&in_session)
     );
 
+    // The names of the inputs a run would set are defined.
+    let with_inputs = call(
+        &conn,
+        "check_lua",
+        json!({"code": "return n + 1, other", "inputs": {"n": 41}}),
+    )
+    .await;
+    let found = &with_inputs.structured_content.as_ref().expect("structured")["diagnostics"];
+    assert_eq!(found.as_array().map(Vec::len), Some(1), "{found}");
+    assert_eq!(found[0]["name"], "other");
+
     // A syntax error is a tool error with the error's report.
     let bad = call(&conn, "check_lua", json!({"code": "return ("})).await;
     assert_eq!(bad.is_error, Some(true));
@@ -231,7 +242,11 @@ async fn check_lua_arguments_are_bounded_and_checked() {
         (json!({ "code": code }), "more than the 100 bytes allowed"),
         (json!({}), "`code` is required"),
         (json!({"code": 1}), "`code` must be a string"),
-        (json!({"code": "return 1", "inputs": {}}), "not 'inputs'"),
+        (json!({"code": "return 1", "extra": {}}), "not 'extra'"),
+        (
+            json!({"code": "return 1", "inputs": [1]}),
+            "`inputs` must be an object",
+        ),
         (
             json!({"code": "return 1", "session": "nope"}),
             "unknown session 'nope'",
