@@ -2,8 +2,9 @@
 //!
 //! Exit codes: 0 success; 1 a Lua error (syntax, runtime, sandboxed,
 //! capability, invalid value); 2 a usage, input or host error (internal
-//! errors and poisoned sessions included); 3 a limit stopped the script; an
-//! allowed `os.exit(n)` exits with `n` (modulo 256).
+//! errors and poisoned sessions included); 3 a limit stopped the script; 4
+//! `check --strict` found warnings; an allowed `os.exit(n)` exits with `n`
+//! (modulo 256).
 
 mod args;
 mod input;
@@ -59,18 +60,28 @@ enum Command {
         #[command(flatten)]
         sandbox: SandboxArgs,
     },
-    /// Check that a Lua chunk compiles, without running it, under the same
-    /// limits as `run`.
+    /// Check a Lua chunk without running it, under the same limits and
+    /// sandbox flags as `run`.
+    ///
+    /// A syntax error is an error (exit 1). Each reference the sandbox will
+    /// refuse is a warning on stderr, `chunk:line: warning[kind]: message`:
+    /// a sandboxed name not allowed (os.execute, io.open), require of a
+    /// module the sandbox does not offer, a missing capability of a
+    /// namespace (records.fetch), a global read that is never assigned and
+    /// is nil. Warnings alone exit 0, or 4 with --strict.
     Check {
         /// The script, or `-` for standard input.
         file: PathBuf,
+        /// Fail (exit 4) when there is any warning.
+        #[arg(long)]
+        strict: bool,
         #[command(flatten)]
         sandbox: SandboxArgs,
     },
     /// Serve the sandbox to agents over the Model Context Protocol.
     ///
-    /// Tools: run_lua (code, optional inputs and session), new_session and
-    /// close_session. Speaks MCP on stdin and stdout, or streamable HTTP at
+    /// Tools: run_lua (code, optional inputs and session), check_lua (code,
+    /// optional inputs and session), new_session and close_session. Speaks MCP on stdin and stdout, or streamable HTTP at
     /// /mcp with --http. The sandbox flags apply to every run; a run
     /// without a session gets a fresh state. See docs/mcp.md.
     Mcp {
@@ -173,11 +184,23 @@ fn exit_status(code: i32) -> u8 {
     (code & 0xff) as u8
 }
 
-async fn check(file: &Path, args: &SandboxArgs) -> Result<u8> {
+/// The exit code of `check --strict` when there are warnings.
+const STRICT_WARNINGS: u8 = 4;
+
+async fn check(file: &Path, strict: bool, args: &SandboxArgs) -> Result<u8> {
     let (code, chunk) = args.read_script(file)?;
     let sandbox = args.build()?;
     match sandbox.check(&code, &chunk).await {
-        Ok(()) => Ok(0),
+        Ok(warnings) => {
+            for warning in &warnings {
+                eprintln!("{warning}");
+            }
+            Ok(if strict && !warnings.is_empty() {
+                STRICT_WARNINGS
+            } else {
+                0
+            })
+        }
         Err(e) => {
             eprintln!("{e}");
             Ok(exit_code(e.kind))
@@ -218,7 +241,11 @@ fn main() -> ExitCode {
                 input,
                 sandbox,
             } => run(file, *json, input, sandbox).await,
-            Command::Check { file, sandbox } => check(file, sandbox).await,
+            Command::Check {
+                file,
+                strict,
+                sandbox,
+            } => check(file, *strict, sandbox).await,
             Command::ToolSchema { format, sandbox } => tool_schema(*format, sandbox),
             Command::Mcp { mcp, sandbox } => mcp::serve(mcp, sandbox).await,
         }

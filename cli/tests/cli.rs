@@ -241,6 +241,65 @@ fn check_reports_syntax_errors() {
 }
 
 #[test]
+fn check_prints_warnings_and_strict_fails_on_them() {
+    let code =
+        b"local f = io.open('x')\nlocal s = require('socket')\nreturn prnit, records.fetch(1)";
+    let out = moonbox_with_stdin(&["check", "-"], Some(code));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let stderr = text(&out.stderr);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 4, "{stderr}");
+    assert!(
+        lines[0].starts_with("stdin:1: warning[sandboxed]: io.open is sandboxed"),
+        "{stderr}"
+    );
+    assert!(
+        lines[1].starts_with("stdin:2: warning[unknown_module]: require(\"socket\")"),
+        "{stderr}"
+    );
+    assert!(
+        lines[2].starts_with("stdin:3: warning[undefined_global]: prnit "),
+        "{stderr}"
+    );
+    assert!(
+        lines[3].starts_with("stdin:3: warning[undefined_global]: records "),
+        "{stderr}"
+    );
+    let out = moonbox_with_stdin(&["check", "--strict", "-"], Some(code));
+    assert_eq!(out.status.code(), Some(4));
+    assert_eq!(text(&out.stderr), stderr);
+    // The sandbox flags change the findings: io allowed, a records file.
+    let records = temp_file("check_records.json", br#"{"a": 1}"#);
+    let out = moonbox_with_stdin(
+        &[
+            "check",
+            "--strict",
+            "--allow",
+            "io",
+            "--records",
+            records.to_str().unwrap(),
+            "-",
+        ],
+        Some(code),
+    );
+    assert_eq!(out.status.code(), Some(4));
+    let stderr = text(&out.stderr);
+    assert!(!stderr.contains("io.open"), "{stderr}");
+    assert!(
+        stderr.contains("stdin:3: warning[unknown_capability]: records.fetch is not a capability"),
+        "{stderr}"
+    );
+    // Clean code passes --strict; a syntax error is still exit 1.
+    let out = moonbox_with_stdin(&["check", "--strict", "-"], Some(b"local x = 1 return x"));
+    assert_eq!(
+        (out.status.code(), text(&out.stderr).as_str()),
+        (Some(0), "")
+    );
+    let out = moonbox_with_stdin(&["check", "--strict", "-"], Some(b"os.execute("));
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
 fn inputs_reach_the_script_as_globals_and_bad_ones_are_refused() {
     let script = temp_file("inputs.lua", b"return n + 1, user.name, s");
     let script = script.to_str().unwrap();

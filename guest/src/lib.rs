@@ -15,11 +15,13 @@
 //! - `parallel`: `parallel(items, fn)`, capability calls made together;
 //! - `json`: the Lua ↔ boundary value rules;
 //! - `jsonlib`: the `json` library scripts use, by those same rules;
+//! - `check`: the static analysis behind `check`, on the compiled chunk;
 //! - `session`: eval and check;
 //! - `wit`: the WIT bindings (the only generated code), the exported
 //!   `session` resource and the conversions at their edge.
 
 mod capability;
+mod check;
 mod clock;
 mod coroutines;
 mod json;

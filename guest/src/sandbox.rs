@@ -581,6 +581,17 @@ unsafe fn push_stub(l: *mut lua_State, name: impl Into<Vec<u8>>) {
     }
 }
 
+/// Whether the value at `idx` is one of the sandbox's stubs (a name the
+/// session has sandboxed).
+///
+/// # Safety
+/// `l` is a live state and `idx` an acceptable index. Never raises.
+pub unsafe fn is_stub(l: *mut lua_State, idx: c_int) -> bool {
+    // SAFETY: `lua_tocfunction` only reads the value at the caller's index.
+    let f = unsafe { ffi::lua_tocfunction(l, idx) };
+    f.is_some_and(|f| std::ptr::fn_addr_eq(f, stub_entry as ffi::lua_CFunction))
+}
+
 /// A sandboxed name's stand-in; see [`stub_body`].
 ///
 /// # Safety

@@ -49,6 +49,8 @@ pub struct Config {
 
 pub struct Session {
     vm: Box<Vm>,
+    /// The host's module names, for `check`'s messages.
+    modules: Vec<String>,
 }
 
 struct Setup<'a> {
@@ -174,7 +176,8 @@ impl Session {
         // hook is installed once setup is done so that library loading is not
         // counted.
         unsafe { limits::arm(state) };
-        Ok(Session { vm })
+        let modules = config.modules.iter().map(|m| m.name.clone()).collect();
+        Ok(Session { vm, modules })
     }
 
     /// Runs one chunk with `inputs` set as globals first.
@@ -248,22 +251,105 @@ impl Session {
         }
     }
 
-    /// Compiles `code` as `eval` would, without running it.
-    pub fn check(&self, code: &[u8], chunk: &str) -> Result<(), Error> {
+    /// Compiles `code` as `eval` would, without running it, and reports the
+    /// references this session will refuse (see `check`).
+    pub fn check(&self, code: &[u8], chunk: &str) -> Result<Vec<crate::check::Diagnostic>, Error> {
         let vm = &*self.vm;
         let l = vm.state();
         self.begin();
+        // The dump is at most the size of the compiled function, which the
+        // heap limit bounds; this cap only guards against a surprise.
+        let max_dump = usize::try_from(vm.limits.max_memory_bytes)
+            .unwrap_or(usize::MAX)
+            .max(1 << 20);
+        let mut dump = Dump {
+            bytes: Vec::new(),
+            max: max_dump,
+        };
         // SAFETY: The state is this session's and live, and its stack is empty
         // between evals. `lua_settop` closes no to-be-closed variable, and
         // `load` raises nothing: Lua runs the parser in its own protected call.
-        let result = unsafe {
+        // `lua_dump` only reads the function on top and calls `dump_writer`,
+        // which appends to `dump` (alive on this frame, used by nothing else
+        // meanwhile); neither allocates in Lua nor raises.
+        let loaded = unsafe {
             ffi::lua_settop(l, 0);
-            let result = self.load(l, code, chunk);
+            let loaded = self.load(l, code, chunk);
+            let status = match loaded {
+                Ok(()) => {
+                    ffi::lua_dump(l, dump_writer, (&mut dump as *mut Dump).cast::<c_void>(), 0)
+                }
+                Err(_) => 0,
+            };
             ffi::lua_settop(l, 0);
-            result
+            loaded.map(|()| status)
         };
+        let result = loaded.and_then(|status| {
+            if status != 0 {
+                return Err(located(
+                    Kind::Error(ErrorKind::MemoryLimit),
+                    format!(
+                        "{chunk}: the compiled chunk is too large to analyse (over {max_dump} bytes); split it into smaller chunks"
+                    ),
+                    None,
+                    chunk,
+                ));
+            }
+            let Some(analysis) = crate::check::analyse(&dump.bytes) else {
+                return Ok(Vec::new());
+            };
+            drop(dump);
+            self.findings(l, &analysis, chunk)
+        });
         vm.clear_trip();
         result
+    }
+
+    /// Decides which references of `analysis` are findings, reading the
+    /// live state (in a protected call: the lookups push strings).
+    fn findings(
+        &self,
+        l: *mut lua_State,
+        analysis: &crate::check::Analysis,
+        chunk: &str,
+    ) -> Result<Vec<crate::check::Diagnostic>, Error> {
+        let vm = &*self.vm;
+        let mut job = Lookup {
+            analysis,
+            capabilities: &vm.capabilities,
+            verdicts: Vec::with_capacity(analysis.references.len()),
+        };
+        // SAFETY: `job` lives on this frame, which the protected call always
+        // returns to, and nothing else touches it until then; `lookup_entry`
+        // only borrows it. The stack is empty between evals, with room for
+        // `protected`'s two values; `lua_settop` closes nothing.
+        let status =
+            unsafe { lua::protected(l, lookup_entry, (&mut job as *mut Lookup).cast::<c_void>()) };
+        if status != ffi::LUA_OK {
+            // SAFETY: The failed protected call holds a memory error, Lua's
+            // own string, which `error_text` reads without converting.
+            let message = unsafe { error_text(l) };
+            // SAFETY: As above; `lua_settop` only drops values.
+            unsafe { ffi::lua_settop(l, 0) };
+            return Err(match vm.tripped() {
+                Some(trip) => self.error_from(trip.kind, trip.message.into_owned(), None, chunk),
+                None => located(Kind::Error(ErrorKind::MemoryLimit), message, None, chunk),
+            });
+        }
+        // SAFETY: As above; `lua_settop` only drops values.
+        unsafe { ffi::lua_settop(l, 0) };
+        let allowable = sandbox::allowable_names();
+        let capabilities: Vec<&str> = vm.capabilities.iter().map(|c| c.name.as_str()).collect();
+        let cx = crate::check::Context {
+            allowable: &allowable,
+            modules: &self.modules,
+            capabilities: &capabilities,
+        };
+        Ok(crate::check::findings(
+            &analysis.references,
+            &job.verdicts,
+            &cx,
+        ))
     }
 
     /// Loads `code` as a text chunk, leaving the function on the stack.
@@ -570,6 +656,170 @@ unsafe fn error_text(l: *mut lua_State) -> String {
             None => describe_error_object(l),
         }
     }
+}
+
+/// The buffer `lua_dump` writes the compiled chunk into, with its cap.
+struct Dump {
+    bytes: Vec<u8>,
+    max: usize,
+}
+
+/// `lua_dump`'s writer: appends to the [`Dump`], refusing (status 1, which
+/// stops the dump) past its cap.
+///
+/// # Safety
+/// Called by `lua_dump` only, with `ud` pointing to a live [`Dump`] and `p`
+/// to `sz` readable bytes.
+unsafe extern "C-unwind" fn dump_writer(
+    _l: *mut lua_State,
+    p: *const c_void,
+    sz: usize,
+    ud: *mut c_void,
+) -> c_int {
+    // SAFETY: `Session::check` passes a pointer to its `Dump`, alive and
+    // otherwise unused during `lua_dump`; Lua passes `sz` readable bytes at
+    // `p` (`p` may be null only when `sz` is 0). Nothing here calls Lua.
+    unsafe {
+        let dump = &mut *(ud as *mut Dump);
+        if dump.bytes.len().saturating_add(sz) > dump.max {
+            return 1;
+        }
+        if sz > 0 {
+            dump.bytes
+                .extend_from_slice(std::slice::from_raw_parts(p.cast::<u8>(), sz));
+        }
+        0
+    }
+}
+
+/// The references of a check, handed to the protected call that looks them
+/// up in the live state.
+struct Lookup<'a> {
+    analysis: &'a crate::check::Analysis,
+    capabilities: &'a [Capability],
+    /// One per reference, in order; allocated with room for all of them.
+    verdicts: Vec<crate::check::Verdict>,
+}
+
+/// Looks every reference of a [`Lookup`] up in the live state.
+///
+/// # Safety
+/// Called by [`lua::protected`] on a live Vm-owned state, with a pointer to
+/// a [`Lookup`] that outlives the call and is not otherwise used during it.
+unsafe extern "C-unwind" fn lookup_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: `protected` passes a pointer to the `Lookup` on `findings`'
+    // frame, which outlives this call and is not otherwise used until it
+    // returns, so a unique reference to it is sound; its vector was allocated
+    // with room for every verdict, and a push into it does not call Lua. The
+    // globals, `package.loaded` and `package.preload` take indices 1 to 3
+    // (the registry has no metatable, so `lua_getfield` runs nothing), and
+    // each lookup pushes at most three values before `lua_settop` drops them.
+    // The pushes of keys may raise a memory error; this frame and
+    // `lookup_global` own nothing, the keys being borrowed from the job.
+    unsafe {
+        let job = &mut *(ffi::lua_touserdata(l, 1) as *mut Lookup);
+        ffi::lua_settop(l, 0);
+        ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, ffi::LUA_RIDX_GLOBALS);
+        let globals_have_meta = ffi::lua_getmetatable(l, 1) != 0;
+        ffi::lua_settop(l, 1);
+        ffi::lua_getfield(l, ffi::LUA_REGISTRYINDEX, ffi::LUA_LOADED_TABLE);
+        ffi::lua_getfield(l, ffi::LUA_REGISTRYINDEX, ffi::LUA_PRELOAD_TABLE);
+        for reference in &job.analysis.references {
+            let verdict = match reference {
+                crate::check::Reference::Global { path, .. } => {
+                    lookup_global(l, path, job.analysis, job.capabilities, globals_have_meta)
+                }
+                crate::check::Reference::Require { name, .. } => lookup_module(l, name),
+            };
+            job.verdicts.push(verdict);
+            ffi::lua_settop(l, 3);
+        }
+        0
+    }
+}
+
+/// What the live state says about a global and the fields read from it.
+///
+/// # Safety
+/// As in [`lookup_entry`], with the globals at index 1. May raise a memory
+/// error; leaves values above index 3 for the caller to drop.
+unsafe fn lookup_global(
+    l: *mut lua_State,
+    path: &[String],
+    analysis: &crate::check::Analysis,
+    capabilities: &[Capability],
+    globals_have_meta: bool,
+) -> crate::check::Verdict {
+    use crate::check::{BUILT_IN_GLOBALS, Verdict, is_namespace};
+    let Some(first) = path.first() else {
+        return Verdict::Fine;
+    };
+    if analysis.assigned.contains(first) {
+        return Verdict::Fine;
+    }
+    // SAFETY: The caller's contract: index 1 holds the globals table, and each
+    // table read from is at an absolute index of this frame's pushes, with a
+    // slot per push (at most one per path segment past three; the path is at
+    // most eight segments, within the C function's twenty free slots).
+    unsafe {
+        if lua::get_field(l, 1, first) == ffi::LUA_TNIL {
+            let defined = BUILT_IN_GLOBALS.contains(&first.as_str())
+                || analysis.env_replaced
+                || globals_have_meta;
+            return if defined {
+                Verdict::Fine
+            } else {
+                Verdict::UndefinedGlobal
+            };
+        }
+        if sandbox::is_stub(l, -1) {
+            return Verdict::Sandboxed(1);
+        }
+        for (i, key) in path.iter().enumerate().skip(1) {
+            if ffi::lua_type(l, -1) != ffi::LUA_TTABLE {
+                return Verdict::Fine;
+            }
+            let table = ffi::lua_gettop(l);
+            if lua::get_field(l, table, key) == ffi::LUA_TNIL {
+                let plain = ffi::lua_getmetatable(l, table) == 0;
+                return if plain && !analysis.env_replaced && is_namespace(capabilities, &path[..i])
+                {
+                    Verdict::UnknownCapability(i + 1)
+                } else {
+                    Verdict::Fine
+                };
+            }
+            if sandbox::is_stub(l, -1) {
+                return Verdict::Sandboxed(i + 1);
+            }
+        }
+        Verdict::Fine
+    }
+}
+
+/// Whether `require(name)` finds a module in the live state: a standard
+/// library, `json`, or a name in `package.loaded` or `package.preload`.
+///
+/// # Safety
+/// As in [`lookup_entry`], with `package.loaded` at 2 and `package.preload`
+/// at 3. May raise a memory error.
+unsafe fn lookup_module(l: *mut lua_State, name: &str) -> crate::check::Verdict {
+    use crate::check::Verdict;
+    if name == "json" || sandbox::STANDARD_LIBRARIES.contains(&name) {
+        return Verdict::Fine;
+    }
+    // SAFETY: Indices 2 and 3 are absolute (caller); each read pushes one
+    // value into a free slot.
+    unsafe {
+        for table in [2, 3] {
+            if ffi::lua_type(l, table) == ffi::LUA_TTABLE
+                && lua::get_field(l, table, name) != ffi::LUA_TNIL
+            {
+                return Verdict::Fine;
+            }
+        }
+    }
+    Verdict::UnknownModule
 }
 
 /// The inputs of one eval, handed to the protected call that sets them.

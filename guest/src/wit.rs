@@ -21,6 +21,7 @@ use bindings::moonbox::sandbox::types;
 
 pub use types::{ErrorKind, Limits, LogLevel, Stats, Value};
 
+use crate::check::Finding;
 use crate::sandbox;
 use crate::session::{self, Finished};
 use crate::vm::{self, Kind};
@@ -96,10 +97,22 @@ impl GuestSession for GuestSessionImpl {
         code: Vec<u8>,
         chunk_name: String,
     ) -> Result<Vec<types::Diagnostic>, types::LuaError> {
-        self.0
-            .check(&code, &chunk_name)
-            .map(|()| Vec::new())
-            .map_err(to_wit_error)
+        let diagnostics = self.0.check(&code, &chunk_name).map_err(to_wit_error)?;
+        Ok(diagnostics
+            .into_iter()
+            .map(|d| types::Diagnostic {
+                kind: match d.kind {
+                    Finding::Sandboxed => types::Finding::Sandboxed,
+                    Finding::UnknownModule => types::Finding::UnknownModule,
+                    Finding::UnknownCapability => types::Finding::UnknownCapability,
+                    Finding::UndefinedGlobal => types::Finding::UndefinedGlobal,
+                },
+                name: d.name,
+                message: d.message,
+                chunk: chunk_name.clone(),
+                line: d.line,
+            })
+            .collect())
     }
 }
 

@@ -64,6 +64,7 @@
 mod bindings;
 mod capability;
 mod config;
+mod diagnostic;
 mod engine;
 mod error;
 mod governance;
@@ -82,6 +83,7 @@ pub mod tool;
 
 pub use capability::{Args, ArgsSchema, Capability, CapabilityError};
 pub use config::{DEFAULT_CHUNK_NAME, Determinism};
+pub use diagnostic::{Diagnostic, Finding};
 pub use engine::{Engine, EngineBuilder};
 pub use error::{Error, ErrorKind, EvalError};
 pub use governance::{

@@ -436,9 +436,15 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
         session.run(script).await
     }
 
-    /// Checks that `code` compiles, without running it: exactly what an
-    /// eval under this sandbox's limits would compile, so the two agree
-    /// (a string literal past `max_string_bytes` fails both).
+    /// Checks `code` without running it: compiles it exactly as an eval
+    /// under this sandbox's limits would (a string literal past
+    /// `max_string_bytes` fails both), then reads the compiled chunk for
+    /// references this sandbox will refuse, returned as warnings in source
+    /// order: sandboxed names not allowed back, `require` of a module the
+    /// sandbox does not offer, a missing field of a capability namespace,
+    /// and globals that are read, never assigned and nil in a fresh
+    /// session. The rules and limits are in docs/wit.md (`check`); to check
+    /// against a session's live state, use [`Session::check`].
     ///
     /// ```
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -446,6 +452,10 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
     /// let err = sandbox.check("return (", "tool.lua").await.unwrap_err();
     /// assert_eq!(err.kind, moonbox::ErrorKind::Syntax);
     /// assert_eq!(err.message, "tool.lua:1: unexpected symbol near <eof>");
+    ///
+    /// let found = sandbox.check("local f = io.open('x')", "tool.lua").await?;
+    /// assert_eq!(found[0].kind, moonbox::Finding::Sandboxed);
+    /// assert_eq!((found[0].name.as_str(), found[0].line), ("io.open", 1));
     /// # Ok(()) }
     /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
     /// ```
@@ -457,7 +467,11 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
     ///
     /// # Cancel safety
     /// Dropping the future discards a throw-away instance.
-    pub async fn check(&self, code: impl AsRef<[u8]>, chunk_name: &str) -> Result<(), EvalError> {
+    pub async fn check(
+        &self,
+        code: impl AsRef<[u8]>,
+        chunk_name: &str,
+    ) -> Result<Vec<crate::Diagnostic>, EvalError> {
         let mut session = Session::start(self.inner.clone(), None).await?;
         session.check(code.as_ref(), chunk_name).await
     }

@@ -10,6 +10,7 @@ use wasmtime::{Store, Trap, UpdateDeadline};
 
 use crate::bindings::{Guest, types};
 use crate::config::DEFAULT_CHUNK_NAME;
+use crate::diagnostic::Diagnostic;
 use crate::error::{ErrorKind, EvalError};
 use crate::host::HostState;
 use crate::limits::Limits;
@@ -388,19 +389,64 @@ impl<T: Send + Sync + 'static> Session<T> {
         result
     }
 
-    pub(crate) async fn check(&mut self, code: &[u8], chunk_name: &str) -> Result<(), EvalError> {
+    /// Checks `code` against this session, without running it: compiles it
+    /// as [`eval`](Session::eval) would, then reads the compiled chunk for
+    /// references this session will refuse. The live state counts: a global
+    /// an earlier eval defined is not `undefined_global`, a sandboxed name
+    /// a script replaced is no longer `sandboxed`. The rules and limits are
+    /// in docs/wit.md (`check`).
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// let sandbox = moonbox::Sandbox::builder().build()?;
+    /// let mut session = sandbox.session(()).await?;
+    /// assert_eq!(session.check("return helper()", "tool.lua").await?.len(), 1);
+    /// session.eval("function helper() return 1 end").await?;
+    /// assert!(session.check("return helper()", "tool.lua").await?.is_empty());
+    /// # Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// A [`ErrorKind::Syntax`] error for code that does not parse, or the
+    /// limit ([`ErrorKind::StringSize`], [`ErrorKind::MemoryLimit`]) that
+    /// refused it; a poisoned session refuses with
+    /// [`ErrorKind::SessionPoisoned`]. A host stop (timeout, trap) poisons
+    /// the session, as for an eval.
+    ///
+    /// # Cancel safety
+    /// Dropping the future leaves the instance mid-call: the session is then
+    /// poisoned.
+    pub async fn check(
+        &mut self,
+        code: impl AsRef<[u8]>,
+        chunk_name: &str,
+    ) -> Result<Vec<Diagnostic>, EvalError> {
+        if let Some(reason) = &self.poisoned {
+            return Err(EvalError::host(
+                ErrorKind::SessionPoisoned,
+                format!("this session can no longer run code: {reason}; start a new session"),
+                chunk_name,
+                Stats::default(),
+            ));
+        }
         let limits = self.prepared.limits;
         let started = Instant::now();
         arm_call(&mut self.store, &limits, started)?;
+        // Poisoned until the call settles, so a dropped future leaves it so.
+        self.poisoned = Some("an earlier check was stopped by the host".to_owned());
         let accessor = self.guest.moonbox_sandbox_lua().session();
-        let call = accessor.call_check(&mut self.store, self.handle, code, chunk_name);
+        let call = accessor.call_check(&mut self.store, self.handle, code.as_ref(), chunk_name);
         let outcome = tokio::time::timeout(limits.timeout, call).await;
+        self.store.data_mut().deadline = None;
         let stats = Stats {
             wall_time_us: micros(started.elapsed()),
             ..Stats::default()
         };
-        match settle(outcome, &self.store, chunk_name, stats, &limits)? {
-            Ok(_diagnostics) => Ok(()),
+        let settled = settle(outcome, &self.store, chunk_name, stats, &limits)?;
+        self.poisoned = None;
+        match settled {
+            Ok(diagnostics) => Ok(diagnostics.into_iter().map(Diagnostic::from).collect()),
             Err(error) => Err(lua_error(error, Output::default(), stats)),
         }
     }

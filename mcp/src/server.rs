@@ -3,7 +3,7 @@
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use moonbox::{EvalError, EvalOutput, Report, Sandbox, Script, tool};
+use moonbox::{Diagnostic, EvalError, EvalOutput, Finding, Report, Sandbox, Script, tool};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
@@ -22,6 +22,8 @@ use crate::sessions::{Sessions, Slot};
 
 /// The tool that runs Lua.
 const RUN_LUA: &str = tool::NAME;
+/// The tool that checks Lua without running it.
+const CHECK_LUA: &str = "check_lua";
 /// The tool that opens a session.
 const NEW_SESSION: &str = "new_session";
 /// The tool that closes a session.
@@ -30,8 +32,8 @@ const CLOSE_SESSION: &str = "close_session";
 /// run at once.
 const WAITING_PER_RUNNING: usize = 4;
 
-/// The MCP server: a sandbox offered as the `run_lua`, `new_session` and
-/// `close_session` tools.
+/// The MCP server: a sandbox offered as the `run_lua`, `check_lua`,
+/// `new_session` and `close_session` tools.
 ///
 /// Cheap to clone: clones share the sandbox and the sessions, so one server
 /// can answer many connections (each HTTP client gets a clone), and a
@@ -301,6 +303,63 @@ impl McpServer {
         }
     }
 
+    /// Answers a `check_lua` call: the code's findings, checked against the
+    /// named session's live state or, without one, a fresh session's.
+    ///
+    /// # Cancel safety
+    /// Dropping the future while it checks in a named session poisons that
+    /// session (the library's rule); a cancelled request stops waiting for
+    /// a turn at once.
+    async fn check_lua(
+        &self,
+        args: JsonObject,
+        ctx: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let (code, id, inputs) = match CheckCall::parse(args, self.inner.config.max_code_bytes) {
+            Ok(call) => (call.code, call.session, call.inputs),
+            Err(e) => return refused(&e),
+        };
+        let chunk = moonbox::DEFAULT_CHUNK_NAME;
+        let outcome = match &id {
+            Some(id) => match self.inner.sessions.get(id) {
+                Ok(slot) => {
+                    let Ok(mut session) = slot.session.try_lock() else {
+                        return refused(&ToolError::Busy(id.clone()));
+                    };
+                    let outcome = session.check(&code, chunk).await;
+                    self.inner.sessions.touch(id);
+                    outcome
+                }
+                Err(e) => return refused(&e),
+            },
+            None => {
+                let Ok(_admitted) = self.inner.admitted.try_acquire() else {
+                    let running = self.inner.config.max_sessions;
+                    return refused(&ToolError::TooManyWaiting {
+                        running,
+                        waiting: running.saturating_mul(WAITING_PER_RUNNING),
+                    });
+                };
+                let _permit = tokio::select! {
+                    permit = self.inner.fresh.acquire() => match permit {
+                        Ok(permit) => permit,
+                        Err(_) => return refused(&ToolError::Cancelled),
+                    },
+                    () = ctx.ct.cancelled() => return refused(&ToolError::Cancelled),
+                };
+                self.inner.sandbox.check(&code, chunk).await
+            }
+        };
+        // The inputs a run would set are globals the check cannot see.
+        let outcome = outcome.map(|found| {
+            found
+                .into_iter()
+                .filter(|d| !(d.kind == Finding::UndefinedGlobal && inputs.contains(&d.name)))
+                .collect()
+        });
+        checked(&outcome)
+    }
+
     /// Answers a `new_session` call.
     ///
     /// # Cancel safety
@@ -399,6 +458,86 @@ impl RunCall {
             script: Script::new(code).inputs(inputs),
             session,
         })
+    }
+}
+
+/// A `check_lua` call's arguments, checked.
+struct CheckCall {
+    code: String,
+    session: Option<String>,
+    /// The names of the inputs a run would set.
+    inputs: Vec<String>,
+}
+
+impl CheckCall {
+    fn parse(mut args: JsonObject, max_bytes: u64) -> Result<CheckCall, ToolError> {
+        if let Some(unknown) = args
+            .keys()
+            .find(|k| !matches!(k.as_str(), "code" | "inputs" | "session"))
+        {
+            return Err(ToolError::Arguments(format!(
+                "check_lua takes code, inputs and session, not '{}'",
+                unknown.chars().take(64).collect::<String>()
+            )));
+        }
+        let session = session_arg(&args, CHECK_LUA, false)?;
+        let code = match args.remove("code") {
+            Some(Value::String(code)) => code,
+            Some(_) => {
+                return Err(ToolError::Arguments(
+                    "`code` must be a string of Lua source".to_owned(),
+                ));
+            }
+            None => {
+                return Err(ToolError::Arguments(
+                    "`code` is required: the Lua chunk to check".to_owned(),
+                ));
+            }
+        };
+        check_size("code", code.len(), max_bytes)?;
+        let inputs = args.remove("inputs");
+        if let Some(Value::String(text)) = &inputs {
+            check_size("inputs", text.len(), max_bytes)?;
+        }
+        let inputs = tool::inputs(inputs).map_err(ToolError::Arguments)?;
+        if !inputs.is_empty() {
+            let len = serde_json::to_vec(&inputs).map_or(usize::MAX, |v| v.len());
+            check_size("inputs", len, max_bytes)?;
+        }
+        Ok(CheckCall {
+            code,
+            session,
+            inputs: inputs.into_iter().map(|(name, _)| name).collect(),
+        })
+    }
+}
+
+/// A finished check: the warnings (or the error) as text, one a line; as
+/// structured content `{ok, diagnostics, error}`; `isError` when the code
+/// does not compile. Warnings alone are not an error.
+fn checked(outcome: &Result<Vec<Diagnostic>, EvalError>) -> CallToolResult {
+    match outcome {
+        Ok(found) => {
+            let text = if found.is_empty() {
+                "no findings: the code compiles and references nothing this sandbox refuses"
+                    .to_owned()
+            } else {
+                found
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            };
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            result.structured_content = Some(json!({ "ok": true, "diagnostics": found }));
+            result
+        }
+        Err(e) => {
+            let mut result = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
+            result.structured_content =
+                Some(json!({ "ok": false, "diagnostics": [], "error": e.to_json() }));
+            result
+        }
     }
 }
 
@@ -517,7 +656,61 @@ fn tools(sandbox: &Sandbox, config: &ServerConfig) -> Vec<Tool> {
             "additionalProperties": false
         })),
     );
-    vec![run_lua, new_session, close_session]
+    let check_lua = Tool::new(
+        CHECK_LUA,
+        format!(
+            "Check Lua code without running it: syntax errors (isError), and warnings, one a line as \
+             `chunk:line: warning[kind]: message`, for what this sandbox will refuse: a sandboxed \
+             name not allowed (sandboxed), require of a module it does not offer (unknown_module), \
+             a missing capability of a namespace (unknown_capability), a global that is read, never \
+             assigned and nil (undefined_global). With `session`, globals that session defined \
+             count as defined; the names in `inputs` (as run_lua takes them) too. `code` and \
+             `inputs` may each be up to {} bytes.",
+            config.max_code_bytes
+        ),
+        object(json!({
+            "type": "object",
+            "properties": {
+                "code": { "type": "string", "description": "The Lua 5.4 chunk to check." },
+                "inputs": {
+                    "type": "object",
+                    "description": "The inputs a run_lua call would pass: their names are globals the check counts as defined."
+                },
+                "session": {
+                    "type": "string",
+                    "description": "A session id from new_session, to check against that session's globals."
+                }
+            },
+            "required": ["code"],
+            "additionalProperties": false
+        })),
+    )
+    .with_raw_output_schema(object(json!({
+        "type": "object",
+        "properties": {
+            "ok": { "type": "boolean", "description": "Whether the code compiles." },
+            "diagnostics": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "kind": {
+                            "type": "string",
+                            "enum": ["sandboxed", "unknown_module", "unknown_capability", "undefined_global"]
+                        },
+                        "name": { "type": "string" },
+                        "message": { "type": "string" },
+                        "chunk": { "type": "string" },
+                        "line": { "type": "integer" }
+                    },
+                    "required": ["kind", "name", "message", "chunk", "line"]
+                }
+            },
+            "error": { "type": "object", "description": "The syntax or limit error, when ok is false." }
+        },
+        "required": ["ok", "diagnostics"]
+    })));
+    vec![run_lua, check_lua, new_session, close_session]
 }
 
 impl ServerHandler for McpServer {
@@ -525,7 +718,8 @@ impl ServerHandler for McpServer {
         ServerInfo::new(ServerCapabilities::builder().enable_tools().build())
             .with_server_info(Implementation::new("moonbox", env!("CARGO_PKG_VERSION")))
             .with_instructions(
-                "Run Lua 5.4 in a sandbox with run_lua. Open a session with new_session to keep \
+                "Run Lua 5.4 in a sandbox with run_lua; check_lua finds what the sandbox would \
+                 refuse without running anything. Open a session with new_session to keep \
                  state between calls; close it with close_session.",
             )
     }
@@ -550,12 +744,13 @@ impl ServerHandler for McpServer {
         let args = request.arguments.unwrap_or_default();
         let result = match request.name.as_ref() {
             RUN_LUA => self.run_lua(args, &context).await,
+            CHECK_LUA => self.check_lua(args, &context).await,
             NEW_SESSION => self.new_session().await,
             CLOSE_SESSION => self.close_session(args),
             other => {
                 return Err(ErrorData::invalid_params(
                     format!(
-                        "unknown tool '{}'; this server has run_lua, new_session and close_session",
+                        "unknown tool '{}'; this server has run_lua, check_lua, new_session and close_session",
                         other.chars().take(64).collect::<String>()
                     ),
                     None,

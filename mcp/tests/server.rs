@@ -132,7 +132,10 @@ async fn tools_are_listed_with_schemas() {
         .await
         .expect("tools are listed");
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
-    assert_eq!(names, ["run_lua", "new_session", "close_session"]);
+    assert_eq!(
+        names,
+        ["run_lua", "check_lua", "new_session", "close_session"]
+    );
     let run = &tools[0];
     assert!(
         run.description
@@ -150,7 +153,109 @@ async fn tools_are_listed_with_schemas() {
     for field in ["version", "ok", "values", "output", "error", "stats"] {
         assert!(output["properties"].get(field).is_some(), "{field}");
     }
-    assert_eq!(tools[2].input_schema["required"], json!(["session"]));
+    let check = &tools[1];
+    assert_eq!(check.input_schema["required"], json!(["code"]));
+    assert_eq!(
+        check.input_schema["properties"]["session"]["type"],
+        "string"
+    );
+    let output = check
+        .output_schema
+        .as_ref()
+        .expect("check_lua has an output schema");
+    assert_eq!(output["required"], json!(["ok", "diagnostics"]));
+    assert_eq!(tools[3].input_schema["required"], json!(["session"]));
+}
+
+#[tokio::test]
+async fn check_lua_returns_findings_without_running_the_code() {
+    let conn = default_connection().await;
+    let code = "while true do end\nos.execute('ls')\nreturn helper()";
+    let result = call(&conn, "check_lua", json!({ "code": code })).await;
+    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    let content = result.structured_content.as_ref().expect("structured");
+    assert_eq!(content["ok"], true);
+    let found = content["diagnostics"].as_array().expect("a list");
+    assert_eq!(found.len(), 2, "{content}");
+    assert_eq!(found[0]["kind"], "sandboxed");
+    assert_eq!(found[0]["name"], "os.execute");
+    assert_eq!(found[0]["line"], 2);
+    assert_eq!(found[1]["kind"], "undefined_global");
+    let lines = text(&result);
+    assert!(
+        lines.starts_with("main.lua:2: warning[sandboxed]: os.execute is sandboxed")
+            && lines.contains("\nmain.lua:3: warning[undefined_global]: helper "),
+        "{lines}"
+    );
+
+    // In a session, what the session defined counts.
+    let id = open_session(&conn).await;
+    let set = call(
+        &conn,
+        "run_lua",
+        json!({"code": "function helper() end", "session": id}),
+    )
+    .await;
+    assert_eq!(report(&set)["ok"], true);
+    let in_session = call(
+        &conn,
+        "check_lua",
+        json!({"code": "return helper()", "session": id}),
+    )
+    .await;
+    assert_eq!(
+        in_session.structured_content.as_ref().expect("structured")["diagnostics"],
+        json!([])
+    );
+    assert!(
+        text(&in_session).starts_with("no findings"),
+        "{}",
+        text(&in_session)
+    );
+
+    // The names of the inputs a run would set are defined.
+    let with_inputs = call(
+        &conn,
+        "check_lua",
+        json!({"code": "return n + 1, other", "inputs": {"n": 41}}),
+    )
+    .await;
+    let found = &with_inputs.structured_content.as_ref().expect("structured")["diagnostics"];
+    assert_eq!(found.as_array().map(Vec::len), Some(1), "{found}");
+    assert_eq!(found[0]["name"], "other");
+
+    // A syntax error is a tool error with the error's report.
+    let bad = call(&conn, "check_lua", json!({"code": "return ("})).await;
+    assert_eq!(bad.is_error, Some(true));
+    let content = bad.structured_content.as_ref().expect("structured");
+    assert_eq!(content["ok"], false);
+    assert_eq!(content["error"]["kind"], "syntax");
+    assert!(text(&bad).contains("main.lua:1:"), "{}", text(&bad));
+}
+
+#[tokio::test]
+async fn check_lua_arguments_are_bounded_and_checked() {
+    let config = ServerConfig::default().max_code_bytes(100);
+    let conn = connect(sandbox(Limits::default()), config).await;
+    let code = format!("return '{}'", "x".repeat(200));
+    for (arguments, needle) in [
+        (json!({ "code": code }), "more than the 100 bytes allowed"),
+        (json!({}), "`code` is required"),
+        (json!({"code": 1}), "`code` must be a string"),
+        (json!({"code": "return 1", "extra": {}}), "not 'extra'"),
+        (
+            json!({"code": "return 1", "inputs": [1]}),
+            "`inputs` must be an object",
+        ),
+        (
+            json!({"code": "return 1", "session": "nope"}),
+            "unknown session 'nope'",
+        ),
+    ] {
+        let result = call(&conn, "check_lua", arguments).await;
+        assert_eq!(result.is_error, Some(true));
+        assert!(text(&result).contains(needle), "{}", text(&result));
+    }
 }
 
 #[tokio::test]

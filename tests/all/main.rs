@@ -2,6 +2,7 @@
 //! public API of the `moonbox` crate. One module per area.
 
 mod capabilities;
+mod check;
 mod engines;
 mod eval;
 mod faults;

@@ -1,4 +1,4 @@
-"""The MCP tools of `moonbox mcp` (run_lua, new_session, close_session),
+"""The MCP tools of `moonbox mcp` (run_lua, check_lua, new_session, close_session),
 driven by the Python SDK over both transports."""
 
 from __future__ import annotations
@@ -38,10 +38,10 @@ async def test_initialize_reports_server_and_tools_capability(server: Server) ->
 
 
 async def test_list_tools_has_schemas(server: Server) -> None:
-    """tools/list offers the three tools; run_lua has an input and an output schema."""
+    """tools/list offers the four tools; run_lua has an input and an output schema."""
     async with server.connect() as conn:
         tools = {t.name: t for t in (await conn.session.list_tools()).tools}
-        assert {"run_lua", "new_session", "close_session"} <= set(tools)
+        assert {"run_lua", "check_lua", "new_session", "close_session"} <= set(tools)
 
         run = tools["run_lua"]
         assert run.description and "Lua" in run.description
@@ -94,6 +94,25 @@ async def test_syntax_error_is_a_tool_error(server: Server) -> None:
         error = error_of(await run_lua(conn.session, "local x =\n\nreturn = 1"))
         assert error["kind"] == "syntax"
         assert error["line"] == 3
+
+
+async def test_check_lua_reports_findings_without_running(server: Server) -> None:
+    """check_lua returns the sandbox's findings as structured content and text; a syntax error is a tool error."""
+    async with server.connect() as conn:
+        code = "while true do end\nlocal f = io.open('x')\nreturn require('socket')"
+        result = await conn.session.call_tool("check_lua", {"code": code})
+        assert not result.isError, text_of(result)
+        content = result.structuredContent
+        assert isinstance(content, dict) and content["ok"] is True
+        found = [(d["kind"], d["name"], d["line"]) for d in content["diagnostics"]]
+        assert found == [("sandboxed", "io.open", 2), ("unknown_module", 'require("socket")', 3)]
+        assert text_of(result).startswith("main.lua:2: warning[sandboxed]: io.open is sandboxed")
+
+        bad = await conn.session.call_tool("check_lua", {"code": "return ("})
+        assert bad.isError is True
+        assert isinstance(bad.structuredContent, dict)
+        assert bad.structuredContent["ok"] is False
+        assert bad.structuredContent["error"]["kind"] == "syntax"
 
 
 async def test_error_does_not_poison_the_server(server: Server) -> None:
