@@ -380,6 +380,25 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
         &self.inner.registry.capabilities
     }
 
+    /// The call budget per eval of `capability` (its own, else the
+    /// sandbox's default), or `None` when its calls are not counted.
+    ///
+    /// ```
+    /// use moonbox::{Capability, CapabilityError, Sandbox};
+    /// # fn main() -> Result<(), moonbox::Error> {
+    /// let ping = || Capability::sync("net.ping", |_, (): ()| Ok::<_, CapabilityError>(true));
+    /// let sandbox = Sandbox::builder().capability(ping()).call_budget(5).build()?;
+    /// assert_eq!(sandbox.call_budget(&sandbox.capabilities()[0]), Some(5));
+    /// let own = Sandbox::builder().capability(ping().call_budget(2)).call_budget(5).build()?;
+    /// assert_eq!(own.call_budget(&own.capabilities()[0]), Some(2));
+    /// # Ok(()) }
+    /// ```
+    pub fn call_budget(&self, capability: &Capability<T>) -> Option<u32> {
+        capability
+            .budget()
+            .or(self.inner.registry.governance.default_budget)
+    }
+
     /// The sandboxed names this sandbox allows back.
     pub fn allowed(&self) -> &[String] {
         &self.inner.config.allow

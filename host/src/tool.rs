@@ -146,6 +146,12 @@ pub fn description<T: Send + Sync + 'static>(sandbox: &Sandbox<T>) -> String {
         size(limits.max_output_bytes),
         limits.timeout.as_millis()
     );
+    d.push_str(
+        "Also available: json.encode(value) and json.decode(text) (the same JSON rules as results; \
+         JSON null is nil), and log(level, message, fields?) with level \"debug\", \"info\", \
+         \"warn\" or \"error\" and an optional table of fields: a structured event the host \
+         receives apart from printed output (it counts against the output limit).\n",
+    );
     let capabilities = sandbox.capabilities();
     if capabilities.is_empty() {
         d.push_str("No host functions are available.\n");
@@ -160,8 +166,20 @@ pub fn description<T: Send + Sync + 'static>(sandbox: &Sandbox<T>) -> String {
             } else {
                 cap.description()
             };
+            let mut rules = Vec::new();
+            if let Some(calls) = sandbox.call_budget(cap) {
+                rules.push(format!("at most {calls} calls per run"));
+            }
+            if cap.needs_approval() {
+                rules.push("each call needs the host's approval and may be refused".to_owned());
+            }
+            let rules = if rules.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", rules.join("; "))
+            };
             if cap.params_schemas().is_some() {
-                let _ = writeln!(d, "- {}: {doc}", cap.signature());
+                let _ = writeln!(d, "- {}: {doc}{rules}", cap.signature());
             } else {
                 let (min, max) = cap.arity();
                 let args = if min == max {
@@ -169,7 +187,7 @@ pub fn description<T: Send + Sync + 'static>(sandbox: &Sandbox<T>) -> String {
                 } else {
                     format!("{min}-{max}")
                 };
-                let _ = writeln!(d, "- {} ({args} args): {doc}", cap.name());
+                let _ = writeln!(d, "- {} ({args} args): {doc}{rules}", cap.name());
             }
         }
         let _ = writeln!(
@@ -292,11 +310,44 @@ pub fn output_schema() -> Value {
                     "fuel_used": { "type": "integer", "minimum": 0 },
                     "wall_time_us": { "type": "integer", "minimum": 0 },
                     "capability_calls": { "type": "integer", "minimum": 0 },
-                    "output_bytes": { "type": "integer", "minimum": 0 }
+                    "output_bytes": { "type": "integer", "minimum": 0 },
+                    "calls_unrecorded": { "type": "integer", "minimum": 0 }
+                }
+            },
+            "logs": {
+                "type": "array",
+                "description": "The script's log events, in order.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "level": { "type": "string", "enum": ["debug", "info", "warn", "error"] },
+                        "message": { "type": "string" },
+                        "fields": { "type": "object" }
+                    },
+                    "required": ["level", "message", "fields"]
+                }
+            },
+            "calls": {
+                "type": "array",
+                "description": "The capability calls the script made, in order (absent when none).",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "capability": { "type": "string" },
+                        "arg_bytes": { "type": "integer", "minimum": 0 },
+                        "reply_bytes": { "type": "integer", "minimum": 0 },
+                        "duration_us": { "type": "integer", "minimum": 0 },
+                        "outcome": {
+                            "type": "string",
+                            "enum": ["ok", "error", "over_budget", "refused", "cut_off"]
+                        },
+                        "args": { "type": "array" }
+                    },
+                    "required": ["capability", "arg_bytes", "reply_bytes", "duration_us", "outcome"]
                 }
             }
         },
-        "required": ["version", "ok", "values", "output", "exit_code", "error", "stats"]
+        "required": ["version", "ok", "values", "output", "exit_code", "error", "stats", "logs"]
     })
 }
 

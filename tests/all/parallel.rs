@@ -373,3 +373,39 @@ fn the_bound_is_validated() {
         assert!(e.to_string().contains(text), "{e}");
     }
 }
+
+#[test]
+fn the_tool_description_tells_a_model_about_the_orchestration_functions() {
+    use moonbox::{Approval, Approver, tool};
+    let sandbox = Sandbox::builder()
+        .capability(Capability::sync("net.ping", |_: &(), (): ()| {
+            Ok::<_, CapabilityError>(true)
+        }))
+        .capability(
+            Capability::sync("mail.send", |_: &(), (_to,): (String,)| {
+                Ok::<_, CapabilityError>(true)
+            })
+            .call_budget(2)
+            .require_approval(),
+        )
+        .call_budget(10)
+        .approver(Approver::from_fn(|_| Approval::Allow))
+        .build()
+        .expect("builds");
+    let text = tool::description(&sandbox);
+    for needle in [
+        "parallel(items, fn)",
+        "at most 16 at once",
+        "local users = parallel(ids, net.ping)",
+        "json.encode(value) and json.decode(text)",
+        "log(level, message, fields?)",
+        "- net.ping (0 args): (no description) [at most 10 calls per run]",
+        "- mail.send (1 args): (no description) [at most 2 calls per run; each call needs the host's approval and may be refused]",
+    ] {
+        assert!(text.contains(needle), "missing {needle:?} in:\n{text}");
+    }
+    // Without capabilities there is nothing to fan out.
+    let bare = tool::description(&Sandbox::builder().build().expect("builds"));
+    assert!(!bare.contains("parallel("), "{bare}");
+    assert!(bare.contains("json.encode"), "{bare}");
+}

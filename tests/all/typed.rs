@@ -336,6 +336,7 @@ async fn every_tool_format_follows_its_providers_rules() {
         "print('x') return {a = 1}",
         "error('boom')",
         "while true do end",
+        "log('info', 'step', {n = 1}) return plain.echo(1), pcall(records.get, 7)",
     ] {
         let result = tool::result(&sb.eval(code).await);
         check_instance(&output_schema, &result, code);
@@ -343,13 +344,42 @@ async fn every_tool_format_follows_its_providers_rules() {
 }
 
 /// A small structural check of a result against the output schema: every
-/// required member present, every error kind in the enum.
+/// required member present, every member and stat declared, every error kind
+/// in the enum.
 fn check_instance(schema: &Value, result: &Value, code: &str) {
     for name in schema["required"].as_array().unwrap() {
         assert!(
             result.get(name.as_str().unwrap()).is_some(),
             "{code}: missing {name}"
         );
+    }
+    for (name, declared) in [
+        (result.as_object(), &schema["properties"]),
+        (
+            result["stats"].as_object(),
+            &schema["properties"]["stats"]["properties"],
+        ),
+    ] {
+        for key in name.unwrap().keys() {
+            assert!(
+                declared.get(key).is_some(),
+                "{code}: `{key}` is not in the output schema"
+            );
+        }
+    }
+    for section in ["logs", "calls"] {
+        let Some(items) = result.get(section).and_then(Value::as_array) else {
+            continue;
+        };
+        let item = &schema["properties"][section]["items"];
+        for entry in items {
+            for key in entry.as_object().unwrap().keys() {
+                assert!(
+                    item["properties"].get(key).is_some(),
+                    "{code}: `{section}[].{key}` is not in the output schema"
+                );
+            }
+        }
     }
     if let Some(kind) = result["error"].get("kind") {
         let kinds = &schema["properties"]["error"]["anyOf"][1]["properties"]["kind"]["enum"];
