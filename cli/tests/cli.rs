@@ -71,6 +71,23 @@ fn records_example_uses_the_capability() {
 }
 
 #[test]
+fn orchestrate_example_fans_out_logs_and_encodes_json() {
+    let out = moonbox(&[
+        "run",
+        "--records",
+        "examples/records.json",
+        "examples/orchestrate.lua",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "[{\"id\":\"123\",\"name\":\"Ada Lovelace\",\"visits\":2},\
+         {\"id\":\"456\",\"name\":\"Charles Babbage\",\"visits\":0}]\n[2]\n"
+    );
+    assert_eq!(text(&out.stderr), "[warn] no record  id=\"789\"\n");
+}
+
+#[test]
 fn errors_example_ends_with_a_limit() {
     let out = moonbox(&["run", "examples/errors.lua"]);
     assert_eq!(out.status.code(), Some(3));
