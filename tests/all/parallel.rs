@@ -202,6 +202,30 @@ async fn where_lua_cannot_yield_a_call_runs_in_place() {
         .expect("calls run in place");
     assert_eq!(out.values, [json!(["1231010", "1232020"])]);
     assert_eq!(most(&probe), 1);
+
+    // An `__index` metamethod called from C (`table.unpack` reads through
+    // `lua_geti`) cannot yield either; called from Lua code it can.
+    let (mut s, probe) = session(Limits::default()).await;
+    let out = s
+        .eval(
+            "local proxy = setmetatable({}, {__index = function(_, k) return slow.get(k, 5) end})
+             local from_c = parallel({1, 2}, function() return table.unpack(proxy, 1, 1) end)
+             return from_c",
+        )
+        .await
+        .expect("calls run in place");
+    assert_eq!(out.values, [json!([10, 10])]);
+    assert_eq!(most(&probe), 1);
+    let (mut s, probe) = session(Limits::default()).await;
+    let out = s
+        .eval(
+            "local proxy = setmetatable({}, {__index = function(_, k) return slow.get(k, 5) end})
+             return parallel({1, 2}, function(n) return proxy[n] end)",
+        )
+        .await
+        .expect("the calls overlap");
+    assert_eq!(out.values, [json!([10, 20])]);
+    assert_eq!(most(&probe), 2);
 }
 
 #[tokio::test]

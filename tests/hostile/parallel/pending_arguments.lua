@@ -1,0 +1,7 @@
+-- expect: memory_limit
+-- Two thousand waiting calls, each with a megabyte argument, held by the
+-- guest until the batch goes out: the linear-memory cap stops it.
+local s = string.rep('x', 1e6)
+local t = {}
+for i = 1, 2000 do t[i] = i end
+parallel(t, function() return records.get(s) end)
