@@ -256,7 +256,34 @@ impl Session {
     pub fn check(&self, code: &[u8], chunk: &str) -> Result<Vec<crate::check::Diagnostic>, Error> {
         let vm = &*self.vm;
         let l = vm.state();
-        self.begin();
+        // Nothing of the script's may run during a check: no collection
+        // (which would run finalizers, and through them capabilities, `log`
+        // and output) until it is over. An emergency collection at the heap
+        // limit runs no finalizers.
+        vm.begin_eval();
+        // SAFETY: The state is live and between evals; reading, stopping and
+        // restarting the collector only reads or sets a flag, without
+        // allocating or raising.
+        let running = unsafe { ffi::lua_gc(l, ffi::LUA_GCISRUNNING, 0) } != 0;
+        // SAFETY: As above.
+        unsafe { ffi::lua_gc(l, ffi::LUA_GCSTOP, 0) };
+        let result = self.check_stopped(code, chunk);
+        if running {
+            // SAFETY: As above. A collector the script stopped stays
+            // stopped.
+            unsafe { ffi::lua_gc(l, ffi::LUA_GCRESTART, 0) };
+        }
+        result
+    }
+
+    /// [`Session::check`] with the collector stopped.
+    fn check_stopped(
+        &self,
+        code: &[u8],
+        chunk: &str,
+    ) -> Result<Vec<crate::check::Diagnostic>, Error> {
+        let vm = &*self.vm;
+        let l = vm.state();
         // The dump is at most the size of the compiled function, which the
         // heap limit bounds; this cap only guards against a surprise.
         let max_dump = usize::try_from(vm.limits.max_memory_bytes)

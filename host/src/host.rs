@@ -181,13 +181,35 @@ impl<T: Send + Sync + 'static> capabilities::Host for HostState<T> {
     ) -> Vec<Result<WitValue, String>> {
         let count = u32::try_from(calls.len()).unwrap_or(u32::MAX);
         self.capability_calls = self.capability_calls.saturating_add(count);
+        let total = calls.len();
         let calls: Vec<_> = calls
             .into_iter()
             .map(|call| self.start_call(call.name, call.args))
             .collect();
-        run_bounded(calls, self.max_calls_in_flight).await
+        let budget = self.max_reply_bytes;
+        match run_bounded(calls, self.max_calls_in_flight, budget, reply_bytes).await {
+            Ok(results) => results,
+            Err(Overflow) => {
+                let msg = format!(
+                    "the replies of this batch of {total} calls from parallel passed {budget} bytes, \
+                     the sandbox's memory limit; fan out over fewer items at a time"
+                );
+                vec![Err(msg); total]
+            }
+        }
     }
 }
+
+/// Bytes a reply holds, for the batch's budget.
+fn reply_bytes(reply: &Result<WitValue, String>) -> usize {
+    match reply {
+        Ok(WitValue::Json(text) | WitValue::Text(text)) | Err(text) => text.len(),
+        Ok(_) => 8,
+    }
+}
+
+/// A batch whose replies passed its byte budget.
+struct Overflow;
 
 /// Runs one admitted capability call: converts and checks the arguments,
 /// asks the approver when the capability needs approval, runs the handler
@@ -278,12 +300,23 @@ fn to_wit(text: String) -> WitValue {
 /// Runs the futures with at most `limit` in flight at once, starting them
 /// in order as earlier ones finish; the results come back in input order,
 /// whatever order the futures finish in.
-async fn run_bounded<F: Future>(futures: Vec<F>, limit: usize) -> Vec<F::Output> {
+///
+/// The results held at once weigh at most `budget` (by `weigh`): once the
+/// finished ones pass it, the rest are dropped unfinished and the batch
+/// fails as a whole. Whether it fails depends only on the results, not on
+/// the order they arrive in, since they all count.
+async fn run_bounded<F: Future>(
+    futures: Vec<F>,
+    limit: usize,
+    budget: usize,
+    weigh: impl Fn(&F::Output) -> usize,
+) -> Result<Vec<F::Output>, Overflow> {
     let total = futures.len();
     let mut waiting = futures.into_iter().enumerate();
     let mut running: Vec<(usize, Pin<Box<F>>)> = Vec::new();
     let mut results: Vec<Option<F::Output>> = (0..total).map(|_| None).collect();
-    std::future::poll_fn(|cx| {
+    let mut held = 0usize;
+    let overflowed = std::future::poll_fn(|cx| {
         loop {
             while running.len() < limit.max(1) {
                 match waiting.next() {
@@ -292,24 +325,31 @@ async fn run_bounded<F: Future>(futures: Vec<F>, limit: usize) -> Vec<F::Output>
                 }
             }
             if running.is_empty() {
-                return Poll::Ready(());
+                return Poll::Ready(false);
             }
             let mut finished = false;
             running.retain_mut(|(index, future)| match future.as_mut().poll(cx) {
                 Poll::Ready(out) => {
+                    held = held.saturating_add(weigh(&out));
                     results[*index] = Some(out);
                     finished = true;
                     false
                 }
                 Poll::Pending => true,
             });
+            if held > budget {
+                return Poll::Ready(true);
+            }
             if !finished {
                 return Poll::Pending;
             }
         }
     })
     .await;
-    results.into_iter().flatten().collect()
+    if overflowed {
+        return Err(Overflow);
+    }
+    Ok(results.into_iter().flatten().collect())
 }
 
 /// Caps linear memory, tables and instances, and remembers a refusal so a

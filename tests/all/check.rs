@@ -393,3 +393,54 @@ async fn odd_chunks_never_break_the_check() {
     let found = check(&sb, &deep).await;
     assert_eq!(summary(&found), vec![(Finding::UndefinedGlobal, "x", 1)]);
 }
+
+#[tokio::test]
+async fn a_check_runs_nothing_of_the_script_not_even_its_finalizers() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    // Finalizers that call a capability, log and print, and re-arm
+    // themselves, with the heap more than half full of garbage: a check
+    // must not collect, so none of them runs until the next eval.
+    struct Count(Arc<AtomicUsize>);
+    let sb = moonbox::SandboxBuilder::<Count>::new()
+        .limits(Limits {
+            max_memory_bytes: 4 << 20,
+            ..Limits::default()
+        })
+        .capability(Capability::sync("probe.hit", |c: &Count, (): ()| {
+            Ok::<_, moonbox::CapabilityError>(c.0.fetch_add(1, Ordering::SeqCst))
+        }))
+        .build()
+        .expect("builds");
+    let count = Arc::new(AtomicUsize::new(0));
+    let mut s = sb.session(Count(count.clone())).await.expect("starts");
+    s.eval(
+        "collectgarbage('stop')
+         local function arm() setmetatable({}, {__gc = function() probe.hit() log('info', 'gc') print('gc') arm() end}) end
+         for i = 1, 3 do arm() end
+         local ballast = {} for i = 1, 40000 do ballast[i] = {i} end ballast = nil
+         return collectgarbage('count')",
+    )
+    .await
+    .expect("sets up");
+    let before = count.load(Ordering::SeqCst);
+    assert_eq!(before, 0);
+    for _ in 0..5 {
+        let found = s.check("return 1", "probe.lua").await.expect("checks");
+        assert!(found.is_empty());
+    }
+    assert_eq!(
+        count.load(Ordering::SeqCst),
+        before,
+        "a finalizer ran during a check"
+    );
+    // The check left the collector as the script set it (stopped); the
+    // next eval collects, and the finalizers run there, counted.
+    let out = s
+        .eval("local stopped = not collectgarbage('isrunning') collectgarbage() return stopped")
+        .await
+        .expect("runs");
+    assert_eq!(out.values, [serde_json::json!(true)]);
+    assert!(count.load(Ordering::SeqCst) > before);
+    assert!(out.stats.capability_calls > 0);
+}

@@ -433,3 +433,46 @@ fn the_tool_description_tells_a_model_about_the_orchestration_functions() {
     assert!(!bare.contains("parallel("), "{bare}");
     assert!(bare.contains("json.encode"), "{bare}");
 }
+
+#[tokio::test]
+async fn a_batch_holds_at_most_the_memory_limit_of_replies() {
+    // Each reply fits the heap limit, but a batch of them would make the
+    // host hold them all at once: past the limit the whole batch fails,
+    // whichever calls finish first, and the session goes on.
+    let sb = Sandbox::builder()
+        .limits(Limits {
+            max_memory_bytes: 1 << 20,
+            ..Limits::default()
+        })
+        .capability(Capability::new(
+            "big.text",
+            |_, (n,): (usize,)| async move { Ok::<_, CapabilityError>("x".repeat(n)) },
+        ))
+        .build()
+        .expect("builds");
+    let mut s = sb.session(()).await.expect("starts");
+    let code = "local r = parallel({1, 2, 3, 4, 5, 6, 7, 8}, function()
+                    local ok, v = pcall(big.text, N)
+                    return ok and #v or v
+                end)
+                return r[1], r[8]";
+    let fits = s
+        .eval(code.replace("N", "100000"))
+        .await
+        .expect("800 KB of replies fit");
+    assert_eq!(fits.values, [json!(100000), json!(100000)]);
+    let out = s
+        .eval(code.replace("N", "300000"))
+        .await
+        .expect("the failure is catchable per item");
+    let message = "the replies of this batch of 8 calls from parallel passed 1048576 bytes, \
+                   the sandbox's memory limit; fan out over fewer items at a time";
+    for value in &out.values {
+        assert!(
+            value.as_str().unwrap_or_default().ends_with(message),
+            "{value}"
+        );
+    }
+    let after = s.eval("return #big.text(300000)").await.expect("usable");
+    assert_eq!(after.values, [json!(300000)]);
+}
