@@ -40,6 +40,9 @@ pub struct Encoder {
     /// The path of the value at which the text passed `max_bytes`, once it
     /// has (so that `json.encode` can report the limit it stands for).
     too_long_at: Option<String>,
+    /// The most text produced at any one time, failed members included:
+    /// the work done, which callers charge for.
+    high: usize,
 }
 
 impl Encoder {
@@ -52,6 +55,7 @@ impl Encoder {
             max_depth: limits.max_value_depth,
             max_bytes: usize::try_from(max_json_bytes(limits)).unwrap_or(usize::MAX),
             elsewhere: 0,
+            high: 0,
             too_long_at: None,
         }
     }
@@ -94,6 +98,7 @@ impl Encoder {
     /// the value is only read, and the stack only grows through
     /// `lua_checkstack`.
     unsafe fn value(&mut self, l: *mut lua_State, idx: c_int) -> Result<(), String> {
+        self.high = self.high.max(self.elsewhere + self.out.len());
         if self.elsewhere + self.out.len() > self.max_bytes {
             return Err(self.too_long());
         }
@@ -573,7 +578,9 @@ pub unsafe fn encode(
     unsafe {
         let mut enc = Encoder::new(root.to_owned(), limits);
         enc.max_bytes = enc.max_bytes.min(max_bytes);
-        match enc.value(l, idx) {
+        let result = enc.value(l, idx);
+        ENCODED.set(enc.high.max(enc.out.len().saturating_add(enc.elsewhere)));
+        match result {
             Ok(()) => Ok(enc.out),
             Err(msg) => Err(match enc.too_long_at.take() {
                 Some(at) => EncodeError::TooLong(at),
@@ -620,11 +627,25 @@ pub unsafe fn to_value(
             }
             _ => {
                 let mut enc = Encoder::new(root, limits);
-                enc.value(l, idx)?;
+                let result = enc.value(l, idx);
+                ENCODED.set(enc.high.max(enc.out.len().saturating_add(enc.elsewhere)));
+                result?;
                 WitValue::Json(enc.out)
             }
         })
     }
+}
+
+std::thread_local! {
+    /// Bytes of JSON text the last table conversion produced before it
+    /// finished or failed: the work a caller charges for.
+    static ENCODED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Bytes of JSON text the last table conversion ([`encode`], or
+/// [`to_value`] of a table) produced, whether it succeeded or not.
+pub fn last_encoded_bytes() -> usize {
+    ENCODED.get()
 }
 
 /// Why `f` (NaN or an infinity) at `path` cannot cross the boundary.

@@ -28,11 +28,14 @@ use crate::vm::{ErrorKind, Kind, Vm};
 
 /// Bytes of JSON text (produced or parsed) per instruction charged against
 /// `max-instructions`, so that a loop of calls cannot do unbounded work in
-/// a few instructions. Each call costs at least one.
-pub const BYTES_PER_INSTRUCTION: u64 = 16;
+/// a few instructions, and the instruction limit, not fuel, stops it (about
+/// 300 units of fuel per charged instruction, within the 500 the host
+/// derives per instruction). Each call costs at least one; a failed
+/// encoding pays for the text it produced before it failed.
+pub const BYTES_PER_INSTRUCTION: u64 = 2;
 
 /// What a call that handles `bytes` of text costs in instructions.
-fn cost(bytes: usize) -> u64 {
+pub fn cost(bytes: usize) -> u64 {
     1 + bytes as u64 / BYTES_PER_INSTRUCTION
 }
 
@@ -160,7 +163,13 @@ unsafe fn encode_body(l: *mut lua_State) -> Result<c_int, Raise> {
                 crate::limits::raise_trip(l, vm, Kind::Error(kind), message);
                 Err(Raise)
             }
-            Err(EncodeError::Invalid(msg)) => Err(raise_runtime(l, prefixed("json.encode: ", msg))),
+            Err(EncodeError::Invalid(msg)) => {
+                let raise = raise_runtime(l, prefixed("json.encode: ", msg));
+                // The work done before the failure is paid for too; a trip
+                // raises over the error.
+                crate::limits::charge(l, cost(json::last_encoded_bytes()));
+                Err(raise)
+            }
         }
     }
 }

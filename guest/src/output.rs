@@ -171,7 +171,9 @@ unsafe fn log_body(l: *mut lua_State) -> Result<c_int, Raise> {
     // exists; the slices it returns point into strings that stay on the stack
     // until the function returns. `json::to_value` never raises. The owned
     // message and fields are dropped before every raise below, and every
-    // error message moves into the Vm through `raise_tagged` or `raise_trip`.
+    // error message moves into the Vm through `raise_tagged` or `raise_trip`;
+    // a charge that trips after `raise_tagged` pushes its message over the
+    // error, with nothing owned left.
     unsafe {
         let vm = Vm::from_state(l);
         // After a trip nothing reaches the host.
@@ -196,10 +198,12 @@ unsafe fn log_body(l: *mut lua_State) -> Result<c_int, Raise> {
         };
         let message = ffi::luaL_checklstring(l, 2, &mut len);
         let message = std::slice::from_raw_parts(message.cast::<u8>(), len);
+        let mut work = 0;
         let fields = match ffi::lua_type(l, 3) {
             ffi::LUA_TNONE | ffi::LUA_TNIL => String::from("{}"),
             ffi::LUA_TTABLE => {
                 let converted = json::to_value(l, 3, "log: fields".to_owned(), &vm.limits);
+                work = json::last_encoded_bytes();
                 let object = match converted {
                     Ok(WitValue::Json(text)) if text == "[]" => Ok(String::from("{}")),
                     Ok(WitValue::Json(text)) if text.starts_with('{') => Ok(text),
@@ -211,7 +215,13 @@ unsafe fn log_body(l: *mut lua_State) -> Result<c_int, Raise> {
                 };
                 match object {
                     Ok(text) => text,
-                    Err(msg) => return Err(raise_tagged(l, ErrorKind::Runtime, msg)),
+                    Err(msg) => {
+                        let raise = raise_tagged(l, ErrorKind::Runtime, msg);
+                        // The conversion is paid for even when it fails; a
+                        // trip raises over the error.
+                        crate::limits::charge(l, crate::jsonlib::cost(work));
+                        return Err(raise);
+                    }
                 }
             }
             t => {
@@ -240,6 +250,12 @@ unsafe fn log_body(l: *mut lua_State) -> Result<c_int, Raise> {
         }
         vm.log_bytes.set(vm.log_bytes.get().saturating_add(cost));
         output::log(level, &message, &fields);
+        drop(message);
+        drop(fields);
+        // The fields' conversion, in instructions as `json.encode` pays.
+        if crate::limits::charge(l, crate::jsonlib::cost(work)) {
+            return Err(Raise);
+        }
         Ok(0)
     }
 }

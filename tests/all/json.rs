@@ -676,8 +676,8 @@ async fn the_work_counts_against_max_instructions() {
         .instructions
         .unwrap();
     assert!(
-        large >= small + 1_000_000 / 16,
-        "a megabyte of text should cost at least 62,500 instructions: {small} -> {large}"
+        large >= small + 1_000_000 / 2,
+        "a megabyte of text should cost at least 500,000 instructions: {small} -> {large}"
     );
     // A loop of calls on a large value stops at the limit.
     let sb = with_limits(Limits {
@@ -686,4 +686,22 @@ async fn the_work_counts_against_max_instructions() {
     });
     let code = "local t = {} for i = 1, 10000 do t[i] = i end while true do json.decode(json.encode(t)) end";
     fails(&sb, code, ErrorKind::InstructionLimit).await;
+}
+
+#[tokio::test]
+async fn failed_conversions_are_charged_so_the_instruction_limit_stops_them() {
+    // A large table with a function at its end converts almost entirely
+    // before it fails: a loop of such calls under pcall must run into the
+    // instruction limit, not the outer wall's fuel.
+    let sb = sandbox();
+    let setup = "local t = {} for i = 1, 100000 do t[i] = i end t[100001] = print ";
+    for call in ["pcall(json.encode, t)", "pcall(log, 'info', 'm', {a = t})"] {
+        let code = format!("{setup} for i = 1, 1000 do {call} end");
+        let e = fails(&sb, &code, ErrorKind::InstructionLimit).await;
+        assert!(
+            e.message.contains("instruction limit exceeded"),
+            "{call}: {}",
+            e.message
+        );
+    }
 }
