@@ -48,7 +48,14 @@ pub struct Analysis {
     /// at run time, so global names may mean another table or be defined
     /// unseen.
     pub env_replaced: bool,
+    /// The chunk has more than [`MAX_REFERENCES`] global references; the
+    /// ones past it were not kept.
+    pub truncated: bool,
 }
+
+/// The most global references one check keeps (in the order compiled),
+/// so that the analysis of a huge chunk stays within memory and fuel.
+pub const MAX_REFERENCES: usize = 10_000;
 
 /// Parses an unstripped Lua 5.4 binary chunk and collects its references;
 /// `None` when the bytes are not one.
@@ -131,7 +138,12 @@ pub struct Context<'a> {
 
 /// Turns the references and their verdicts (in the same order) into
 /// findings: one per (name, line), at most [`MAX_FINDINGS`].
-pub fn findings(references: &[Reference], verdicts: &[Verdict], cx: &Context) -> Vec<Diagnostic> {
+pub fn findings(
+    references: &[Reference],
+    verdicts: &[Verdict],
+    cx: &Context,
+    truncated: bool,
+) -> Vec<Diagnostic> {
     let mut out: Vec<Diagnostic> = Vec::new();
     let mut seen: HashSet<(u32, String)> = HashSet::new();
     let mut cut = 0usize;
@@ -174,6 +186,12 @@ pub fn findings(references: &[Reference], verdicts: &[Verdict], cx: &Context) ->
     {
         last.message.push_str(&format!(
             " ({cut} more findings were cut: check reports at most {MAX_FINDINGS})"
+        ));
+    }
+    if truncated && let Some(last) = out.last_mut() {
+        last.message.push_str(&format!(
+            " (the chunk has more than {MAX_REFERENCES} global references; check read only \
+             the first {MAX_REFERENCES})"
         ));
     }
     out
@@ -453,6 +471,10 @@ fn walk(
         let ins = decode(word);
         let line = lines.get(pc).copied().unwrap_or(0);
         if let Some(name) = w.global_read(pc) {
+            if found.len() >= MAX_REFERENCES {
+                analysis.truncated = true;
+                continue;
+            }
             if name == "require"
                 && let Some((arg, module, next)) = w.string_load(pc + 1)
                 && arg == ins.a + 1

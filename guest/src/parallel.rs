@@ -19,7 +19,8 @@
 //! The first error, in the order the coroutines run, ends `parallel` and
 //! propagates unchanged, as if `fn` had been called directly: the failed
 //! coroutine's to-be-closed variables are closed, and so are those of every
-//! coroutine still waiting, whose calls are never made. Limits are the
+//! coroutine still waiting. Calls of the batch being delivered have run on
+//! the host; the calls those coroutines would have made next never are. Limits are the
 //! eval's: each coroutine is charged as `coroutine.create` is, each call as a
 //! direct call is, and a trip in any coroutine ends the eval.
 

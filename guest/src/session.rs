@@ -376,6 +376,7 @@ impl Session {
             &analysis.references,
             &job.verdicts,
             &cx,
+            analysis.truncated,
         ))
     }
 

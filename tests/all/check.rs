@@ -444,3 +444,26 @@ async fn a_check_runs_nothing_of_the_script_not_even_its_finalizers() {
     assert!(count.load(Ordering::SeqCst) > before);
     assert!(out.stats.capability_calls > 0);
 }
+
+#[tokio::test]
+async fn a_chunk_with_more_references_than_the_analysis_keeps_says_so() {
+    // Each line reads a global through a path of eight fields: past
+    // MAX_REFERENCES the analysis keeps no more, and the last finding says
+    // that the rest of the chunk was not read.
+    let code = format!(
+        "local function f()\n{}end\nreturn 1\n",
+        "a.b.c.d.e.f.g.h()\n".repeat(12_000)
+    );
+    let found = check(&sandbox(), &code).await;
+    assert_eq!(found.len(), 100);
+    let last = &found[99].message;
+    assert!(
+        last.ends_with(
+            "(the chunk has more than 10000 global references; check read only the first 10000)"
+        ),
+        "{last}"
+    );
+    // The same code runs: the analysis never stands in the way of eval.
+    let out = sandbox().eval(&code).await.expect("runs");
+    assert_eq!(out.values, [serde_json::json!(1)]);
+}
