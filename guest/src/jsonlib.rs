@@ -73,12 +73,13 @@ pub unsafe fn install(l: *mut lua_State, globals: c_int, loaded: c_int) {
 unsafe fn raise_runtime(l: *mut lua_State, msg: String) -> Raise {
     // SAFETY: The caller is a C function on a live thread of a Vm-owned state,
     // so `Vm::from_state` is valid and there are free slots for the position
-    // and the message. The message moves into the Vm (`push_owned`) before any
-    // push can raise.
+    // and the message. The message moves into the Vm (`push_owned`) before
+    // anything else can raise; `lua_insert` only moves stack slots.
     unsafe {
         let vm = Vm::from_state(l);
-        ffi::luaL_where(l, 1);
         vm.push_owned(l, msg);
+        ffi::luaL_where(l, 1);
+        ffi::lua_insert(l, -2);
         ffi::lua_concat(l, 2);
         Raise
     }

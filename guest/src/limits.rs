@@ -215,12 +215,14 @@ pub unsafe fn raise_tagged(l: *mut lua_State, kind: ErrorKind, msg: impl Into<Ve
     // SAFETY: The caller is a C function on a live thread of a Vm-owned state,
     // so `Vm::from_state` is valid and there are free slots for the position
     // and the message that `lua_concat` then joins. The message moves into the
-    // Vm (`push_owned`) before any push can raise, and the joined string stays
-    // on the stack while `tag` copies it, so the borrowed slice is live.
+    // Vm (`push_owned`) before anything else can raise (`lua_insert` only
+    // moves stack slots), and the joined string stays on the stack while
+    // `tag` copies it, so the borrowed slice is live.
     unsafe {
         let vm = Vm::from_state(l);
-        ffi::luaL_where(l, 1);
         vm.push_owned(l, msg);
+        ffi::luaL_where(l, 1);
+        ffi::lua_insert(l, -2);
         ffi::lua_concat(l, 2);
         vm.tag(lua::to_bytes(l, -1).unwrap_or_default(), kind);
         Raise

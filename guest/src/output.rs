@@ -225,10 +225,10 @@ unsafe fn log_body(l: *mut lua_State) -> Result<c_int, Raise> {
                 }
             }
             t => {
-                let kind = std::ffi::CStr::from_ptr(ffi::lua_typename(l, t))
-                    .to_string_lossy()
-                    .into_owned();
-                let msg = format!("bad argument #3 to 'log' (table or nil expected, got {kind})");
+                let msg = format!(
+                    "bad argument #3 to 'log' (table or nil expected, got {})",
+                    std::ffi::CStr::from_ptr(ffi::lua_typename(l, t)).to_string_lossy()
+                );
                 return Err(raise_tagged(l, ErrorKind::Runtime, msg));
             }
         };
