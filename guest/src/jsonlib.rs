@@ -71,18 +71,8 @@ pub unsafe fn install(l: *mut lua_State, globals: c_int, loaded: c_int) {
 /// # Safety
 /// `l` is a live Vm-owned state inside a C function.
 unsafe fn raise_runtime(l: *mut lua_State, msg: String) -> Raise {
-    // SAFETY: The caller is a C function on a live thread of a Vm-owned state,
-    // so `Vm::from_state` is valid and there are free slots for the position
-    // and the message. The message moves into the Vm (`push_owned`) before
-    // anything else can raise; `lua_insert` only moves stack slots.
-    unsafe {
-        let vm = Vm::from_state(l);
-        vm.push_owned(l, msg);
-        ffi::luaL_where(l, 1);
-        ffi::lua_insert(l, -2);
-        ffi::lua_concat(l, 2);
-        Raise
-    }
+    // SAFETY: The caller's contract is `raise_tagged`'s.
+    unsafe { crate::limits::raise_tagged(l, ErrorKind::Runtime, msg) }
 }
 
 /// `prefix` followed by `msg`, in `msg`'s own allocation: the message a

@@ -194,6 +194,17 @@ impl<T: Send + Sync + 'static> Session<T> {
         self.poisoned.is_some()
     }
 
+    /// The error a poisoned session answers every call with.
+    fn poisoned_error(&self, chunk_name: &str) -> Option<EvalError> {
+        let reason = self.poisoned.as_ref()?;
+        Some(EvalError::host(
+            ErrorKind::SessionPoisoned,
+            format!("this session can no longer run code: {reason}; start a new session"),
+            chunk_name,
+            Stats::default(),
+        ))
+    }
+
     pub(crate) fn prepared(&self) -> &Arc<Prepared<T>> {
         &self.prepared
     }
@@ -270,13 +281,8 @@ impl<T: Send + Sync + 'static> Session<T> {
                 Stats::default(),
             ));
         }
-        if let Some(reason) = &self.poisoned {
-            return Err(EvalError::host(
-                ErrorKind::SessionPoisoned,
-                format!("this session can no longer run code: {reason}; start a new session"),
-                chunk_name,
-                Stats::default(),
-            ));
+        if let Some(e) = self.poisoned_error(chunk_name) {
+            return Err(e);
         }
         let limits = self.prepared.limits;
         let inputs =
@@ -422,13 +428,8 @@ impl<T: Send + Sync + 'static> Session<T> {
         code: impl AsRef<[u8]>,
         chunk_name: &str,
     ) -> Result<Vec<Diagnostic>, EvalError> {
-        if let Some(reason) = &self.poisoned {
-            return Err(EvalError::host(
-                ErrorKind::SessionPoisoned,
-                format!("this session can no longer run code: {reason}; start a new session"),
-                chunk_name,
-                Stats::default(),
-            ));
+        if let Some(e) = self.poisoned_error(chunk_name) {
+            return Err(e);
         }
         let limits = self.prepared.limits;
         let started = Instant::now();

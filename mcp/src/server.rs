@@ -420,45 +420,69 @@ struct RunCall {
 }
 
 impl RunCall {
-    fn parse(mut args: JsonObject, max_bytes: u64) -> Result<RunCall, ToolError> {
-        if let Some(unknown) = args
-            .keys()
-            .find(|k| !matches!(k.as_str(), "code" | "inputs" | "session"))
-        {
-            return Err(ToolError::Arguments(format!(
-                "run_lua takes code, inputs and session, not '{}'",
-                unknown.chars().take(64).collect::<String>()
-            )));
-        }
-        let session = session_arg(&args, RUN_LUA, false)?;
-        let code = match args.remove("code") {
-            Some(Value::String(code)) => code,
-            Some(_) => {
-                return Err(ToolError::Arguments(
-                    "`code` must be a string of Lua source".to_owned(),
-                ));
-            }
-            None => {
-                return Err(ToolError::Arguments(
-                    "`code` is required: the Lua chunk to run".to_owned(),
-                ));
-            }
-        };
-        check_size("code", code.len(), max_bytes)?;
-        let inputs = args.remove("inputs");
-        if let Some(Value::String(text)) = &inputs {
-            check_size("inputs", text.len(), max_bytes)?;
-        }
-        let inputs = tool::inputs(inputs).map_err(ToolError::Arguments)?;
-        if !inputs.is_empty() {
-            let len = serde_json::to_vec(&inputs).map_or(usize::MAX, |v| v.len());
-            check_size("inputs", len, max_bytes)?;
-        }
+    fn parse(args: JsonObject, max_bytes: u64) -> Result<RunCall, ToolError> {
+        let call = code_call(args, RUN_LUA, "run", max_bytes)?;
         Ok(RunCall {
-            script: Script::new(code).inputs(inputs),
-            session,
+            script: Script::new(call.code).inputs(call.inputs),
+            session: call.session,
         })
     }
+}
+
+/// The arguments `run_lua` and `check_lua` share, checked: `code` (what the
+/// tool does with it is `verb`), `inputs` and `session`, each bounded by
+/// `max_bytes`.
+fn code_call(
+    mut args: JsonObject,
+    tool_name: &str,
+    verb: &str,
+    max_bytes: u64,
+) -> Result<CodeCall, ToolError> {
+    if let Some(unknown) = args
+        .keys()
+        .find(|k| !matches!(k.as_str(), "code" | "inputs" | "session"))
+    {
+        return Err(ToolError::Arguments(format!(
+            "{tool_name} takes code, inputs and session, not '{}'",
+            unknown.chars().take(64).collect::<String>()
+        )));
+    }
+    let session = session_arg(&args, tool_name, false)?;
+    let code = match args.remove("code") {
+        Some(Value::String(code)) => code,
+        Some(_) => {
+            return Err(ToolError::Arguments(
+                "`code` must be a string of Lua source".to_owned(),
+            ));
+        }
+        None => {
+            return Err(ToolError::Arguments(format!(
+                "`code` is required: the Lua chunk to {verb}"
+            )));
+        }
+    };
+    check_size("code", code.len(), max_bytes)?;
+    let inputs = args.remove("inputs");
+    if let Some(Value::String(text)) = &inputs {
+        check_size("inputs", text.len(), max_bytes)?;
+    }
+    let inputs = tool::inputs(inputs).map_err(ToolError::Arguments)?;
+    if !inputs.is_empty() {
+        let len = serde_json::to_vec(&inputs).map_or(usize::MAX, |v| v.len());
+        check_size("inputs", len, max_bytes)?;
+    }
+    Ok(CodeCall {
+        code,
+        inputs,
+        session,
+    })
+}
+
+/// What [`code_call`] returns.
+struct CodeCall {
+    code: String,
+    inputs: serde_json::Map<String, Value>,
+    session: Option<String>,
 }
 
 /// A `check_lua` call's arguments, checked.
@@ -470,44 +494,12 @@ struct CheckCall {
 }
 
 impl CheckCall {
-    fn parse(mut args: JsonObject, max_bytes: u64) -> Result<CheckCall, ToolError> {
-        if let Some(unknown) = args
-            .keys()
-            .find(|k| !matches!(k.as_str(), "code" | "inputs" | "session"))
-        {
-            return Err(ToolError::Arguments(format!(
-                "check_lua takes code, inputs and session, not '{}'",
-                unknown.chars().take(64).collect::<String>()
-            )));
-        }
-        let session = session_arg(&args, CHECK_LUA, false)?;
-        let code = match args.remove("code") {
-            Some(Value::String(code)) => code,
-            Some(_) => {
-                return Err(ToolError::Arguments(
-                    "`code` must be a string of Lua source".to_owned(),
-                ));
-            }
-            None => {
-                return Err(ToolError::Arguments(
-                    "`code` is required: the Lua chunk to check".to_owned(),
-                ));
-            }
-        };
-        check_size("code", code.len(), max_bytes)?;
-        let inputs = args.remove("inputs");
-        if let Some(Value::String(text)) = &inputs {
-            check_size("inputs", text.len(), max_bytes)?;
-        }
-        let inputs = tool::inputs(inputs).map_err(ToolError::Arguments)?;
-        if !inputs.is_empty() {
-            let len = serde_json::to_vec(&inputs).map_or(usize::MAX, |v| v.len());
-            check_size("inputs", len, max_bytes)?;
-        }
+    fn parse(args: JsonObject, max_bytes: u64) -> Result<CheckCall, ToolError> {
+        let call = code_call(args, CHECK_LUA, "check", max_bytes)?;
         Ok(CheckCall {
-            code,
-            session,
-            inputs: inputs.into_iter().map(|(name, _)| name).collect(),
+            code: call.code,
+            session: call.session,
+            inputs: call.inputs.into_iter().map(|(name, _)| name).collect(),
         })
     }
 }
