@@ -3,10 +3,11 @@
 //! import.
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::Poll;
 use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
 
 use rand::SeedableRng;
 use wasmtime::ResourceLimiter;
@@ -299,7 +300,8 @@ fn to_wit(text: String) -> WitValue {
 
 /// Runs the futures with at most `limit` in flight at once, starting them
 /// in order as earlier ones finish; the results come back in input order,
-/// whatever order the futures finish in.
+/// whatever order the futures finish in. Only a future that was woken is
+/// polled again.
 ///
 /// The results held at once weigh at most `budget` (by `weigh`): once the
 /// finished ones pass it, the rest are dropped unfinished and the batch
@@ -312,42 +314,20 @@ async fn run_bounded<F: Future>(
     weigh: impl Fn(&F::Output) -> usize,
 ) -> Result<Vec<F::Output>, Overflow> {
     let total = futures.len();
+    let tag = |(index, future): (usize, F)| async move { (index, future.await) };
     let mut waiting = futures.into_iter().enumerate();
-    let mut running: Vec<(usize, Pin<Box<F>>)> = Vec::new();
+    let mut running: FuturesUnordered<_> = waiting.by_ref().take(limit.max(1)).map(tag).collect();
     let mut results: Vec<Option<F::Output>> = (0..total).map(|_| None).collect();
     let mut held = 0usize;
-    let overflowed = std::future::poll_fn(|cx| {
-        loop {
-            while running.len() < limit.max(1) {
-                match waiting.next() {
-                    Some((index, future)) => running.push((index, Box::pin(future))),
-                    None => break,
-                }
-            }
-            if running.is_empty() {
-                return Poll::Ready(false);
-            }
-            let mut finished = false;
-            running.retain_mut(|(index, future)| match future.as_mut().poll(cx) {
-                Poll::Ready(out) => {
-                    held = held.saturating_add(weigh(&out));
-                    results[*index] = Some(out);
-                    finished = true;
-                    false
-                }
-                Poll::Pending => true,
-            });
-            if held > budget {
-                return Poll::Ready(true);
-            }
-            if !finished {
-                return Poll::Pending;
-            }
+    while let Some((index, out)) = running.next().await {
+        held = held.saturating_add(weigh(&out));
+        if held > budget {
+            return Err(Overflow);
         }
-    })
-    .await;
-    if overflowed {
-        return Err(Overflow);
+        results[index] = Some(out);
+        if let Some(next) = waiting.next() {
+            running.push(tag(next));
+        }
     }
     Ok(results.into_iter().flatten().collect())
 }
