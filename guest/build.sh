@@ -4,12 +4,22 @@
 #   guest/build.sh           build and install the component
 #   guest/build.sh --check   build, then fail if it differs from the committed one
 #
-# Needs: rustup's wasm32-wasip2 target and zig's clang from the PyPI package
-# `ziglang` (pinned below). The build is reproducible: paths that would
-# otherwise end up in the binary are remapped, and debug info is stripped.
+# Needs: rustup's wasm32-wasip2 target, zig's clang from the PyPI package
+# `ziglang` and the wasmtime CLI (both pinned below). The build is
+# reproducible: paths that would otherwise end up in the binary are
+# remapped, and debug info is stripped.
+#
+# The component is pre-initialised: `wasmtime wizer` instantiates it, calls
+# its `wizer-initialize` export (which builds a Lua state with the sandbox
+# applied; guest/src/snapshot.rs) and writes the instance's memory back as
+# the component's data, so instances start with that state already built.
+# The initialiser calls no import (`-W unknown-imports-trap` makes any such
+# call fail the build) and reads a fixed clock, so the output is the same on
+# every build.
 set -euo pipefail
 
 ZIG_VERSION=0.17.1
+WASMTIME_VERSION=48.0.8
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
 out="$root/host/component/moonbox.wasm"
@@ -25,6 +35,11 @@ have_zig="$("$python" -m ziglang version 2>/dev/null || true)"
 [ "$have_zig" = "$ZIG_VERSION" ] \
   || fail "zig $ZIG_VERSION is needed (found '${have_zig:-none}'); run: python3 -m pip install ziglang==$ZIG_VERSION"
 
+wasmtime="${MOONBOX_WASMTIME:-wasmtime}"
+have_wasmtime="$("$wasmtime" --version 2>/dev/null | cut -d' ' -f2 || true)"
+[ "$have_wasmtime" = "$WASMTIME_VERSION" ] \
+  || fail "the wasmtime CLI $WASMTIME_VERSION is needed to snapshot the guest (found '${have_wasmtime:-none}'); run: cargo install --locked wasmtime-cli --version $WASMTIME_VERSION"
+
 cargo_home="${CARGO_HOME:-$HOME/.cargo}"
 export RUSTFLAGS="--remap-path-prefix=$here=/moonbox/guest --remap-path-prefix=$cargo_home=/cargo"
 export CFLAGS_wasm32_wasip2="-fno-lto -ffile-prefix-map=$here=/moonbox/guest -ffile-prefix-map=$cargo_home=/cargo"
@@ -32,7 +47,13 @@ export SOURCE_DATE_EPOCH=0
 
 cd "$here"
 cargo build --release --locked --target wasm32-wasip2
-built="$here/target/wasm32-wasip2/release/moonbox_guest.wasm"
+compiled="$here/target/wasm32-wasip2/release/moonbox_guest.wasm"
+built="$here/target/wasm32-wasip2/release/moonbox.wasm"
+# --keep-init-func: wasmtime 48's wizer writes an invalid component when it
+# removes the export (wasmtime issue 13168); a second call does nothing.
+"$wasmtime" wizer -W unknown-imports-trap=y --keep-init-func=true \
+  -o "$built" "$compiled" >/dev/null \
+  || fail "pre-initialising the component failed (see the error above)"
 
 if [ "${1:-}" = "--check" ]; then
   if cmp -s "$built" "$out"; then

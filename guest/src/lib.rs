@@ -9,6 +9,7 @@
 //!   error);
 //! - `output`: `print` and `io.stdout`, writing to the host's stream;
 //! - `clock`: the C library's `time()`, fixed in deterministic mode;
+//! - `environ`: the C library's `getenv`, which finds no variables;
 //! - `sandbox`: the standard library as scripts see it;
 //! - `coroutines`: the coroutine entry points the limits need;
 //! - `capability`: host capabilities as Lua functions;
@@ -16,6 +17,8 @@
 //! - `json`: the Lua ↔ boundary value rules;
 //! - `jsonlib`: the `json` library scripts use, by those same rules;
 //! - `check`: the static analysis behind `check`, on the compiled chunk;
+//! - `snapshot`: the Lua state built at build time, which the first session
+//!   of an instance takes;
 //! - `session`: eval and check;
 //! - `wit`: the WIT bindings (the only generated code), the exported
 //!   `session` resource and the conversions at their edge.
@@ -24,6 +27,7 @@ mod capability;
 mod check;
 mod clock;
 mod coroutines;
+mod environ;
 mod json;
 mod jsonlib;
 mod limits;
@@ -32,5 +36,6 @@ mod output;
 mod parallel;
 mod sandbox;
 mod session;
+mod snapshot;
 mod vm;
 mod wit;

@@ -7,7 +7,7 @@ use std::ffi::c_int;
 
 use crate::limits::raise_tagged;
 use crate::lua::{self, Raise, ffi, lua_State};
-use crate::vm::{ErrorKind, Kind, Vm};
+use crate::vm::{ErrorKind, Kind, Vm, to_c_int};
 
 /// `io` functions that may be named in `allow`. All but [`IO_DEFAULT`] are
 /// sandboxed unless `io` or `io.NAME` is allowed.
@@ -92,6 +92,16 @@ impl Allow {
         Ok(Allow(names.to_vec()))
     }
 
+    /// Nothing allowed: the default sandbox.
+    pub fn none() -> Allow {
+        Allow(Vec::new())
+    }
+
+    /// Whether nothing is allowed.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     fn has(&self, name: &str) -> bool {
         self.0.iter().any(|n| n == name)
     }
@@ -109,18 +119,14 @@ pub struct Module {
 }
 
 /// Opens the standard libraries and applies the sandbox, one library at a
-/// time. Runs in protected mode; raises a Lua error (a string) when a module
-/// does not compile. (`table` and `utf8` are opened as they are.)
+/// time: everything that depends on `allow` alone, so that a state built
+/// with no names allowed can be built ahead of time (see `snapshot`).
+/// [`personalise`] then adds the session's modules and seeds `math.random`.
+/// Runs in protected mode. (`table` and `utf8` are opened as they are.)
 ///
 /// # Safety
 /// `l` is a live Vm-owned state; the stack is empty.
-pub unsafe fn open(
-    l: *mut lua_State,
-    allow: &Allow,
-    modules: &[Module],
-    seed: Option<i64>,
-    stdout: &crate::output::Stdout,
-) {
+pub unsafe fn open(l: *mut lua_State, allow: &Allow, stdout: &crate::output::Stdout) {
     // SAFETY: The caller passes a live Vm-owned state in protected mode with an
     // empty stack, so opening the libraries and every step below may raise.
     // `globals` and `loaded` are absolute indices, and each `open_*` (and
@@ -138,8 +144,7 @@ pub unsafe fn open(
         open_base(l, globals, allow);
         crate::coroutines::install(l, globals);
         open_string(l, globals, allow);
-        open_package(l, globals, allow, modules);
-        open_math(l, globals, seed);
+        open_package(l, globals, allow);
         crate::jsonlib::install(l, globals, loaded);
         ffi::lua_settop(l, 0);
     }
@@ -293,42 +298,63 @@ unsafe fn open_string(l: *mut lua_State, globals: c_int, allow: &Allow) {
 }
 
 /// `package`: unless allowed, no `loadlib`, `searchpath`, paths or
-/// filesystem searchers; the host's modules go into `package.preload`.
-/// Raises when a module does not compile.
+/// filesystem searchers. (The host's modules go into `package.preload` in
+/// [`personalise`].)
 ///
 /// # Safety
 /// As for [`open_io`].
-unsafe fn open_package(l: *mut lua_State, globals: c_int, allow: &Allow, modules: &[Module]) {
+unsafe fn open_package(l: *mut lua_State, globals: c_int, allow: &Allow) {
+    if allow.has("package") {
+        return;
+    }
     // SAFETY: As in `open_io`. The searchers past the first are cleared from
-    // the end with raw sets on the table at `searchers`. Each module is
-    // compiled by `luaL_loadbufferx`, which protects itself; its chunk name is
-    // dropped before anything may raise, and the message for a module that does
-    // not compile moves into the Vm (`push_owned`) before it is joined with
-    // Lua's message and raised. `package` and `preload` are popped at the end.
+    // the end with raw sets on the table at `searchers`; `package` is popped
+    // at the end.
     unsafe {
         lua::get_field(l, globals, "package");
         let package = ffi::lua_gettop(l);
-        if !allow.has("package") {
-            for f in ["loadlib", "searchpath"] {
-                push_stub(l, format!("package.{f}"));
-                lua::set_field(l, package, f);
-            }
-            for field in ["path", "cpath"] {
-                ffi::lua_pushnil(l);
-                lua::set_field(l, package, field);
-            }
-            // Keep only the preload searcher: `require` finds host modules
-            // and never looks at a filesystem.
-            lua::get_field(l, package, "searchers");
-            let searchers = ffi::lua_gettop(l);
-            let n = ffi::lua_rawlen(l, searchers) as i64;
-            for i in (2..=n).rev() {
-                ffi::lua_pushnil(l);
-                ffi::lua_rawseti(l, searchers, i);
-            }
-            ffi::lua_pop(l, 1);
+        for f in ["loadlib", "searchpath"] {
+            push_stub(l, format!("package.{f}"));
+            lua::set_field(l, package, f);
         }
-        lua::get_field(l, package, "preload");
+        for field in ["path", "cpath"] {
+            ffi::lua_pushnil(l);
+            lua::set_field(l, package, field);
+        }
+        // Keep only the preload searcher: `require` finds host modules
+        // and never looks at a filesystem.
+        lua::get_field(l, package, "searchers");
+        let searchers = ffi::lua_gettop(l);
+        let n = ffi::lua_rawlen(l, searchers) as i64;
+        for i in (2..=n).rev() {
+            ffi::lua_pushnil(l);
+            ffi::lua_rawseti(l, searchers, i);
+        }
+        ffi::lua_pop(l, 2);
+    }
+}
+
+/// What makes a state from [`open`] one session's: the host's modules go
+/// into `package.preload`, and `math.random` is seeded (see
+/// [`seed_random`]). Runs in protected mode before any script; raises a Lua
+/// error (a string) when a module does not compile.
+///
+/// # Safety
+/// `l` is a live Vm-owned state on which [`open`] has run and no script has;
+/// the stack is empty.
+pub unsafe fn personalise(l: *mut lua_State, modules: &[Module], seed: Option<i64>) {
+    // SAFETY: The caller passes a live Vm-owned state in protected mode with
+    // an empty stack. `package.loaded.package` is the library table `open`
+    // left (no script has run), and its `preload` a table. Each module is
+    // compiled by `luaL_loadbufferx`, which protects itself; its chunk name is
+    // dropped before anything may raise, and the message for a module that
+    // does not compile moves into the Vm (`push_owned`) before it is joined
+    // with Lua's message and raised. `seed_random` leaves the stack as it
+    // found it, and `lua_settop` then empties it, closing nothing.
+    unsafe {
+        ffi::luaL_getsubtable(l, ffi::LUA_REGISTRYINDEX, c"_LOADED".as_ptr());
+        lua::get_field(l, ffi::lua_gettop(l), "package");
+        lua::get_field(l, ffi::lua_gettop(l), "preload");
         let preload = ffi::lua_gettop(l);
         for module in modules {
             let chunk = lua::cstring(&format!("@{}", module.name));
@@ -349,31 +375,63 @@ unsafe fn open_package(l: *mut lua_State, globals: c_int, allow: &Allow, modules
             }
             lua::set_field(l, preload, &module.name);
         }
+        ffi::lua_settop(l, 0);
+        seed_random(l, seed);
+        ffi::lua_settop(l, 0);
+    }
+}
+
+/// Seeds `math.random`: from `seed` in deterministic mode, else from the
+/// system's entropy source, so that no two sessions (and no two instances
+/// started from the same snapshot) draw the same sequence. (`os.time` and
+/// `os.date` read the fixed clock through `clock`, unwrapped; `os.clock`
+/// checks the mode itself.)
+///
+/// # Safety
+/// `l` is a live Vm-owned state in protected mode on which no script has
+/// run. Leaves the stack as it found it.
+unsafe fn seed_random(l: *mut lua_State, seed: Option<i64>) {
+    let seeds = match seed {
+        Some(seed) => [seed, 0],
+        None => entropy(),
+    };
+    // SAFETY: As in `open_io`. No script has run, so `math.randomseed` is the
+    // library's own C function (`package.loaded.math` is the table `open`
+    // left); `lua_call` runs it with two integers, in the caller's protected
+    // mode. The registry's `_LOADED` and `math` are popped at the end.
+    unsafe {
+        ffi::luaL_getsubtable(l, ffi::LUA_REGISTRYINDEX, c"_LOADED".as_ptr());
+        lua::get_field(l, ffi::lua_gettop(l), "math");
+        lua::get_field(l, ffi::lua_gettop(l), "randomseed");
+        let args: usize = if seed.is_some() { 1 } else { 2 };
+        for n in &seeds[..args] {
+            ffi::lua_pushinteger(l, *n);
+        }
+        ffi::lua_call(l, to_c_int(args), 0);
         ffi::lua_pop(l, 2);
     }
 }
 
-/// `math`: in deterministic mode, `math.random` starts from `seed`.
-/// (`os.time` and `os.date` read the fixed clock through `clock`,
-/// unwrapped; `os.clock` checks the mode itself.)
-///
-/// # Safety
-/// As for [`open_io`].
-unsafe fn open_math(l: *mut lua_State, globals: c_int, seed: Option<i64>) {
-    let Some(seed) = seed else {
-        return;
-    };
-    // SAFETY: As in `open_io`. At setup `math.randomseed` is still the
-    // library's own C function; `lua_call` runs it with one integer, in the
-    // caller's protected mode.
-    unsafe {
-        lua::get_field(l, globals, "math");
-        let math = ffi::lua_gettop(l);
-        lua::get_field(l, math, "randomseed");
-        ffi::lua_pushinteger(l, seed);
-        ffi::lua_call(l, 1, 0);
-        ffi::lua_pop(l, 1);
+/// Two random integers from the C library's `getentropy` (WASI's random
+/// source). Should it fail, the time and an address stand in, which is
+/// what Lua's own `math.randomseed()` uses.
+fn entropy() -> [i64; 2] {
+    unsafe extern "C" {
+        fn getentropy(buffer: *mut std::ffi::c_void, len: usize) -> c_int;
     }
+    let mut bytes = [0u8; 16];
+    // SAFETY: `bytes` is a writable buffer of the length passed, within
+    // `getentropy`'s 256-byte maximum.
+    let status = unsafe { getentropy(bytes.as_mut_ptr().cast(), bytes.len()) };
+    if status != 0 {
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos() as i64);
+        return [now, std::ptr::addr_of!(bytes) as i64];
+    }
+    let (a, b) = bytes.split_at(8);
+    let word = |half: &[u8]| i64::from_le_bytes(half.try_into().unwrap_or([0; 8]));
+    [word(a), word(b)]
 }
 
 /// Replaces `lib` with a table of stubs (and allowed originals), in both

@@ -58,6 +58,8 @@ struct Setup<'a> {
     modules: &'a [Module],
     seed: Option<i64>,
     vm: &'a Vm,
+    /// The state is the snapshot's, with the sandbox already open.
+    from_snapshot: bool,
 }
 
 /// The smallest `max-memory-bytes` a session starts with: the standard
@@ -125,23 +127,42 @@ impl Session {
         }
         capability::validate(&config.capabilities)?;
         let clock = config.deterministic.map(|(clock, _)| clock);
-        let vm = Vm::new(config.limits, config.capabilities, clock).map_err(|e| match e {
-            vm::NewError::State => format!(
-                "max-memory-bytes ({}) is too small to create a Lua state",
-                config.limits.max_memory_bytes
-            ),
-            vm::NewError::Stdout => "cannot open the output stream".to_owned(),
-        })?;
+        // The first session of an instance with nothing allowed takes the
+        // state the snapshot holds (see `snapshot`); any other builds its own.
+        let built = match allow.is_empty() {
+            true => crate::snapshot::take(),
+            false => None,
+        };
+        let from_snapshot = built.is_some();
+        let vm = match built {
+            Some(mut vm) => {
+                vm.configure(config.limits, config.capabilities, clock);
+                vm
+            }
+            None => Vm::new(config.limits, config.capabilities, clock).map_err(|e| match e {
+                vm::NewError::State => format!(
+                    "max-memory-bytes ({}) is too small to create a Lua state",
+                    config.limits.max_memory_bytes
+                ),
+                vm::NewError::Stdout => "cannot open the output stream".to_owned(),
+            })?,
+        };
+        vm.start_clock();
+        // The clock `time()` reads while the session is set up (the first
+        // `math.random` seed of a state built here).
+        crate::clock::set(clock);
         let state = vm.state();
         let setup = Setup {
             allow: &allow,
             modules: &config.modules,
             seed: config.deterministic.map(|(_, s)| s),
             vm: &vm,
+            from_snapshot,
         };
-        // SAFETY: The state is fresh, so its stack is empty and has room for
-        // `protected`'s two values. `setup` lives on this frame, which the
-        // protected call always returns to, and `setup_entry` only reads it.
+        // SAFETY: The state is fresh or the snapshot's, on which no script has
+        // run, so its stack is empty and has room for `protected`'s two values.
+        // `setup` lives on this frame, which the protected call always returns
+        // to, and `setup_entry` only reads it.
         let status = unsafe {
             lua::protected(
                 state,
@@ -611,18 +632,22 @@ unsafe extern "C-unwind" fn setup_entry(l: *mut lua_State) -> c_int {
     // SAFETY: `protected` passes a pointer to the `Setup` on
     // `Session::create`'s frame, which outlives this call, as the only
     // argument; it is read as a shared reference. `lua_settop` then leaves the
-    // stack empty, as `sandbox::open` requires, and both setup steps run in the
-    // protected mode they need. The error raised when the stream is missing is
-    // a static string, so nothing owned is on this frame.
+    // stack empty, as `sandbox::open` and `personalise` require, and each
+    // setup step runs in the protected mode it needs. The error raised when
+    // the stream is missing is a static string, so nothing owned is on this
+    // frame.
     unsafe {
         let setup = &*(ffi::lua_touserdata(l, 1) as *const Setup);
         ffi::lua_settop(l, 0);
-        let Some(stdout) = setup.vm.stdout.get() else {
-            lua::push_bytes(l, b"the output stream is not open");
-            ffi::lua_error(l);
-        };
-        sandbox::open(l, setup.allow, setup.modules, setup.seed, stdout);
-        crate::parallel::install(l);
+        if !setup.from_snapshot {
+            let Some(stdout) = setup.vm.stdout.get() else {
+                lua::push_bytes(l, b"the output stream is not open");
+                ffi::lua_error(l);
+            };
+            sandbox::open(l, setup.allow, stdout);
+            crate::parallel::install(l);
+        }
+        sandbox::personalise(l, setup.modules, setup.seed);
         capability::install(l);
         0
     }

@@ -65,7 +65,10 @@ pub struct Vm {
     pub capabilities: Vec<Capability>,
     /// The fixed `os.time()` of deterministic mode.
     pub clock: Option<i64>,
-    started: std::time::Instant,
+    /// When the session started, for `os.clock`; set by
+    /// [`Vm::start_clock`], since a snapshot's Vm is built where no clock
+    /// may be read.
+    started: Cell<Option<std::time::Instant>>,
     used: Cell<usize>,
     peak: Cell<usize>,
     pub instructions: Cell<u64>,
@@ -141,7 +144,7 @@ impl Vm {
             limits,
             capabilities,
             clock,
-            started: std::time::Instant::now(),
+            started: Cell::new(None),
             used: Cell::new(0),
             peak: Cell::new(0),
             instructions: Cell::new(0),
@@ -169,6 +172,22 @@ impl Vm {
         let stdout = crate::output::Stdout::open(&vm).ok_or(NewError::Stdout)?;
         let _ = vm.stdout.set(stdout);
         Ok(vm)
+    }
+
+    /// Gives a Vm built ahead of time (see `snapshot`) the session's
+    /// limits, capabilities and clock. Takes `&mut self`: no Lua code runs
+    /// and no reference to the Vm is alive while they change, which the
+    /// caller's ownership of the Box guarantees (the state holds only a raw
+    /// pointer).
+    pub fn configure(&mut self, limits: Limits, capabilities: Vec<Capability>, clock: Option<i64>) {
+        self.limits = limits;
+        self.capabilities = capabilities;
+        self.clock = clock;
+    }
+
+    /// Starts `os.clock`'s count: the session's work begins now.
+    pub fn start_clock(&self) {
+        self.started.set(Some(std::time::Instant::now()));
     }
 
     /// The raw state.
@@ -380,7 +399,9 @@ impl Vm {
         if self.clock.is_some() {
             self.instructions.get() as f64 * 1e-8
         } else {
-            self.started.elapsed().as_secs_f64()
+            self.started
+                .get()
+                .map_or(0.0, |started| started.elapsed().as_secs_f64())
         }
     }
 }

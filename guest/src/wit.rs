@@ -8,9 +8,20 @@
 //! `stats`).
 
 mod bindings {
+    // The contract's world plus `wizer-initialize`, which the build's
+    // pre-initialiser calls once and then removes from the component (see
+    // `snapshot`): the committed component has exactly the `guest` world.
     wit_bindgen::generate!({
         path: "../wit",
-        world: "guest",
+        inline: "
+            package moonbox:build;
+            world snapshot {
+                include moonbox:sandbox/guest@0.3.0;
+                export wizer-initialize: func();
+            }
+        ",
+        world: "moonbox:build/snapshot",
+        generate_all,
     });
 }
 
@@ -30,6 +41,12 @@ struct Component;
 
 impl Guest for Component {
     type Session = GuestSessionImpl;
+}
+
+impl bindings::Guest for Component {
+    fn wizer_initialize() {
+        crate::snapshot::initialize();
+    }
 }
 
 /// The exported `session` resource.

@@ -16,6 +16,7 @@ mod parallel;
 mod runtimes;
 mod sandbox;
 mod sessions;
+mod snapshot;
 mod support;
 mod typed;
 mod values;

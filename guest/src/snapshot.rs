@@ -1,0 +1,101 @@
+//! The Lua state built ahead of time: at build time, `guest/build.sh` runs
+//! [`initialize`] once under wasmtime's pre-initialiser (wizer) and writes
+//! the instance's memory back into the component as its initial data. Every
+//! instance of the committed component therefore starts with one state that
+//! has the standard libraries opened and the sandbox applied for the
+//! default `allow` (none), and the first session created in the instance
+//! takes it instead of building its own, adding only what is its own:
+//! limits, capabilities, modules, clock, and a fresh `math.random` seed.
+//!
+//! What the snapshot holds is the same in every instance and public (it is
+//! the committed component): no secret, no session's data, and no seed that
+//! matters for isolation. Lua's string-hash seed is fixed in it (Lua picks it
+//! once, when the state is created); docs/security.md says what that
+//! exposes. `initialize` calls no import: the clock reads a fixed instant,
+//! and nothing touches WASI, so the snapshot holds no handle of the instance
+//! that ran it.
+
+use std::cell::{Cell, RefCell};
+
+use crate::clock;
+use crate::lua::{self, ffi, lua_State};
+use crate::sandbox::{self, Allow};
+use crate::vm::{Limits, Vm};
+
+thread_local! {
+    /// The state built by [`initialize`], until a session takes it.
+    static TEMPLATE: RefCell<Option<Box<Vm>>> = const { RefCell::new(None) };
+    /// Whether [`initialize`] has run: true in every instance of the
+    /// snapshot.
+    static INITIALIZED: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Limits while the template is built: room for the libraries and nothing
+/// more. A session replaces them before any script runs.
+const BUILD_LIMITS: Limits = Limits {
+    max_instructions: 1,
+    max_call_depth: 200,
+    max_string_bytes: 1 << 10,
+    max_memory_bytes: 1 << 20,
+    max_output_bytes: 1,
+    max_value_depth: 1,
+};
+
+/// Builds the template. Called once, by the pre-initialiser, before the
+/// snapshot is taken; a failure leaves no template, and sessions then build
+/// their own state as they would without a snapshot.
+///
+/// The component keeps the `wizer-initialize` export (the pre-initialiser
+/// of wasmtime 48 writes an invalid component when asked to remove it), so
+/// a host could call it again: every call after the first does nothing.
+pub fn initialize() {
+    if INITIALIZED.with(|done| done.replace(true)) {
+        return;
+    }
+    // The clock is read by `lua_newstate` (the string-hash seed) and
+    // `luaopen_math` (its first seed): fix it, so that no import is called
+    // and the snapshot is the same on every build.
+    clock::set(Some(0));
+    let Ok(vm) = Vm::new(BUILD_LIMITS, Vec::new(), None) else {
+        return;
+    };
+    // SAFETY: The state is fresh, so its stack is empty and has room for
+    // `protected`'s two values; `build_entry` takes no argument.
+    let status = unsafe { lua::protected(vm.state(), build_entry, std::ptr::null_mut()) };
+    clock::set(None);
+    if status != ffi::LUA_OK {
+        return;
+    }
+    TEMPLATE.with(|t| *t.borrow_mut() = Some(vm));
+}
+
+/// The template, if this instance still has it: only the first session of
+/// an instance gets it.
+pub fn take() -> Option<Box<Vm>> {
+    TEMPLATE.with(|t| t.borrow_mut().take())
+}
+
+/// Opens the sandbox with nothing allowed, then collects the garbage the
+/// build left, so that the snapshot holds only live objects.
+///
+/// # Safety
+/// Called by `lua::protected` on the template's state, with an empty stack
+/// apart from its argument.
+unsafe extern "C-unwind" fn build_entry(l: *mut lua_State) -> std::ffi::c_int {
+    // SAFETY: `protected` runs this on the live template state in protected
+    // mode; `lua_settop` leaves the stack empty, as `sandbox::open` requires,
+    // and the state's stream was opened by `Vm::new`. The collection runs no
+    // finalizer, since no object with one exists yet.
+    unsafe {
+        ffi::lua_settop(l, 0);
+        let vm = Vm::from_state(l);
+        let Some(stdout) = vm.stdout.get() else {
+            lua::push_bytes(l, b"the output stream is not open");
+            ffi::lua_error(l);
+        };
+        sandbox::open(l, &Allow::none(), stdout);
+        crate::parallel::install(l);
+        ffi::lua_gc(l, ffi::LUA_GCCOLLECT, 0);
+        0
+    }
+}
