@@ -221,18 +221,45 @@ impl EngineBuilder {
     }
 }
 
-fn wasmtime_engine(pooling: bool) -> Result<wasmtime::Engine, Error> {
+/// Bytes of each pooled linear memory kept mapped when its instance goes:
+/// the guest's snapshot is 1.1 MiB, and a short eval's heap stays within
+/// 2 MiB. Within them, the pages an instance wrote are copied back from the
+/// snapshot (only those pages, where the kernel can list them:
+/// `PAGEMAP_SCAN`, Linux 6.7) instead of being unmapped, so the next
+/// instance in the slot takes no page faults on them. Beyond them, memory
+/// is unmapped as usual.
+pub(crate) const LINEAR_MEMORY_KEEP_RESIDENT: usize = 2 << 20;
+
+/// The same for each pooled table (the guest's function tables).
+pub(crate) const TABLE_KEEP_RESIDENT: usize = 64 << 10;
+
+/// The pooling allocator's settings, chosen by measurement (BENCHMARKS.md:
+/// "Instance memory"): slots keep their pages resident and are reset to
+/// the snapshot's contents page by page.
+pub(crate) fn pooling_config() -> PoolingAllocationConfig {
+    let mut pool = PoolingAllocationConfig::default();
+    pool.linear_memory_keep_resident(LINEAR_MEMORY_KEEP_RESIDENT)
+        .table_keep_resident(TABLE_KEEP_RESIDENT)
+        .pagemap_scan(wasmtime::Enabled::Auto);
+    pool
+}
+
+/// wasmtime's configuration for the guest.
+pub(crate) fn wasmtime_config(pooling: Option<PoolingAllocationConfig>) -> Config {
     let mut config = Config::new();
     config
         .consume_fuel(true)
         .epoch_interruption(true)
         .wasm_exceptions(true)
         .max_wasm_stack(MAX_WASM_STACK);
-    if pooling {
-        config.allocation_strategy(InstanceAllocationStrategy::Pooling(
-            PoolingAllocationConfig::default(),
-        ));
+    if let Some(pool) = pooling {
+        config.allocation_strategy(InstanceAllocationStrategy::Pooling(pool));
     }
+    config
+}
+
+fn wasmtime_engine(pooling: bool) -> Result<wasmtime::Engine, Error> {
+    let config = wasmtime_config(pooling.then(pooling_config));
     let engine =
         wasmtime::Engine::new(&config).map_err(|e| Error::engine("configure wasmtime", e))?;
     start_ticker(&engine)?;
@@ -262,17 +289,19 @@ const MAX_CACHE_FILE_BYTES: u64 = 256 << 20;
 /// Loads the compiled guest from `dir`, or compiles it and stores it there.
 fn cached_component(engine: &wasmtime::Engine, dir: &Path) -> Result<Component, Error> {
     let path = dir.join(format!("moonbox-{:016x}.cwasm", cache_key(engine)));
-    if let Some(bytes) = read_private_file(&path) {
-        // SAFETY: deserialising runs native code from `bytes`, so they must
+    if is_private_file(&path) {
+        // SAFETY: deserialising runs native code from the file, so it must
         // come from `store` below. `private_dir` checked that the directory
         // is this user's and writable by no one else, so no other user can
-        // add or replace a file in it; `read_private_file` checked that the
-        // file itself is a regular file of this user's that no one else can
-        // write, which rules out a file left behind while the directory was
-        // shared. The name is the hash of the engine configuration and the
-        // component, and wasmtime still validates the header; a file that
-        // fails to load is recompiled and replaced.
-        if let Ok(component) = unsafe { Component::deserialize(engine, &bytes) } {
+        // add, replace or rename a file in it between the check and the
+        // load; `is_private_file` checked that the file itself is a regular
+        // file of this user's that no one else can write, which rules out a
+        // file left behind while the directory was shared. The name is the
+        // hash of the engine configuration and the component, and wasmtime
+        // still validates the header; a file that fails to load is
+        // recompiled and replaced. wasmtime maps the file instead of copying
+        // it, so a process loads only the code pages it runs.
+        if let Ok(component) = unsafe { Component::deserialize_file(engine, &path) } {
             return Ok(component);
         }
     }
@@ -280,20 +309,25 @@ fn cached_component(engine: &wasmtime::Engine, dir: &Path) -> Result<Component, 
         .precompile_component(COMPONENT)
         .map_err(|e| Error::engine("compile the guest component", e))?;
     store(&path, &bytes);
+    prune(dir, &path);
     // SAFETY: `bytes` was produced just now by this engine.
     unsafe { Component::deserialize(engine, &bytes) }
         .map_err(|e| Error::engine("load the compiled guest component", e))
 }
 
-/// Reads a cache file if it is a regular file owned by this user and
-/// writable by no one else (checked on the open file, not the path).
-/// Anything else reads as missing, so it is recompiled and replaced.
-fn read_private_file(path: &Path) -> Option<Vec<u8>> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).ok()?;
-    let meta = file.metadata().ok()?;
+/// Whether a cache file is a regular file owned by this user, writable by
+/// no one else and of a plausible size (checked on the open file, not the
+/// path). Anything else counts as missing, so it is recompiled and
+/// replaced.
+fn is_private_file(path: &Path) -> bool {
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let Ok(meta) = file.metadata() else {
+        return false;
+    };
     if !meta.is_file() || meta.len() > MAX_CACHE_FILE_BYTES {
-        return None;
+        return false;
     }
     #[cfg(unix)]
     {
@@ -301,14 +335,45 @@ fn read_private_file(path: &Path) -> Option<Vec<u8>> {
         if meta.uid() != rustix::process::geteuid().as_raw()
             || meta.permissions().mode() & 0o022 != 0
         {
-            return None;
+            return false;
         }
     }
-    let mut bytes = Vec::new();
-    file.take(MAX_CACHE_FILE_BYTES)
-        .read_to_end(&mut bytes)
-        .ok()?;
-    Some(bytes)
+    true
+}
+
+/// The most compiled guests a cache directory keeps: one per engine
+/// configuration and moonbox version in use, the newest first.
+const MAX_CACHE_FILES: usize = 8;
+
+/// Deletes the oldest `moonbox-*.cwasm` files past [`MAX_CACHE_FILES`]
+/// (never `keep`, the one just written), so that upgrades and other engine
+/// settings do not grow the directory without bound. Runs only after a
+/// compile; failures are ignored, as for `store`.
+fn prune(dir: &Path, keep: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .filter(|e| {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            name.starts_with("moonbox-") && name.ends_with(".cwasm")
+        })
+        .filter_map(|e| {
+            let meta = e.metadata().ok()?;
+            Some((meta.modified().ok()?, e.path()))
+        })
+        .collect();
+    if files.len() <= MAX_CACHE_FILES {
+        return;
+    }
+    files.sort_by(|a, b| b.0.cmp(&a.0));
+    for (_, path) in files.into_iter().skip(MAX_CACHE_FILES - 1) {
+        if path != keep {
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 /// Writes the cache file atomically: a new temporary file (mode 0600, a
@@ -380,29 +445,147 @@ fn private_dir(dir: &Path) -> io::Result<()> {
     }
 }
 
-/// FNV-1a over the engine's compatibility hash and the component bytes:
+/// The cache key: the engine's compatibility hash and [`COMPONENT_HASH`],
 /// stable across processes and Rust versions.
 fn cache_key(engine: &wasmtime::Engine) -> u64 {
-    struct Fnv(u64);
-    impl Hasher for Fnv {
-        fn finish(&self) -> u64 {
-            self.0
-        }
-        fn write(&mut self, bytes: &[u8]) {
-            for b in bytes {
-                self.0 ^= u64::from(*b);
-                self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
-            }
-        }
-    }
-    let mut h = Fnv(0xcbf2_9ce4_8422_2325);
+    let mut h = Fnv(COMPONENT_HASH);
     engine.precompile_compatibility_hash().hash(&mut h);
-    h.write(COMPONENT);
     h.finish()
 }
 
+/// FNV-1a, for the cache key.
+struct Fnv(u64);
+
+const FNV_PRIME: u64 = 0x0100_0000_01b3;
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(FNV_PRIME);
+        }
+    }
+}
+
+/// FNV-1a over the component, eight bytes at a time, computed when the
+/// crate is compiled rather than in every process that loads the cache.
+const COMPONENT_HASH: u64 = {
+    let bytes = COMPONENT;
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut i = 0;
+    while i + 8 <= bytes.len() {
+        let word = u64::from_le_bytes([
+            bytes[i],
+            bytes[i + 1],
+            bytes[i + 2],
+            bytes[i + 3],
+            bytes[i + 4],
+            bytes[i + 5],
+            bytes[i + 6],
+            bytes[i + 7],
+        ]);
+        h = (h ^ word).wrapping_mul(FNV_PRIME);
+        i += 8;
+    }
+    while i < bytes.len() {
+        h = (h ^ bytes[i] as u64).wrapping_mul(FNV_PRIME);
+        i += 1;
+    }
+    (h ^ bytes.len() as u64).wrapping_mul(FNV_PRIME)
+};
+
 #[cfg(all(test, unix))]
 mod tests {
+    /// A core module with a one-page memory whose image starts with
+    /// `IMAGE`, and `write(addr, byte)`, `read(addr) -> byte` and
+    /// `grow(pages) -> old`.
+    const PROBE: &[u8] = &[
+        0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
+        0x01, 0x0b, 0x02, // types: 2
+        0x60, 0x02, 0x7f, 0x7f, 0x00, // (i32, i32) -> ()
+        0x60, 0x01, 0x7f, 0x01, 0x7f, // (i32) -> i32
+        0x03, 0x04, 0x03, 0x00, 0x01, 0x01, // functions: write, read, grow
+        0x05, 0x03, 0x01, 0x00, 0x01, // memory: min 1 page
+        0x07, 0x17, 0x03, // exports: 3
+        0x05, b'w', b'r', b'i', b't', b'e', 0x00, 0x00, //
+        0x04, b'r', b'e', b'a', b'd', 0x00, 0x01, //
+        0x04, b'g', b'r', b'o', b'w', 0x00, 0x02, //
+        0x0a, 0x1a, 0x03, // code: 3 bodies
+        0x09, 0x00, 0x20, 0x00, 0x20, 0x01, 0x3a, 0x00, 0x00, 0x0b, // i32.store8
+        0x07, 0x00, 0x20, 0x00, 0x2d, 0x00, 0x00, 0x0b, // i32.load8_u
+        0x06, 0x00, 0x20, 0x00, 0x40, 0x00, 0x0b, // memory.grow
+        0x0b, 0x0b, 0x01, 0x00, 0x41, 0x00, 0x0b, 0x05, // data at 0: 5 bytes
+        b'I', b'M', b'A', b'G', b'E',
+    ];
+
+    /// The pooling allocator as `pooling_config` sets it up, with a single
+    /// slot, so that every instance reuses the one before it.
+    fn one_slot_engine() -> wasmtime::Engine {
+        let mut pool = super::pooling_config();
+        pool.total_memories(1)
+            .total_core_instances(1)
+            .total_tables(1)
+            .max_memory_size(1 << 30);
+        wasmtime::Engine::new(&super::wasmtime_config(Some(pool))).expect("engine")
+    }
+
+    /// Addresses written with a secret: in the image, elsewhere in the
+    /// first page, across the resident part, and past it in grown memory.
+    const SECRET_AT: &[u32] = &[
+        0,
+        4,
+        100,
+        65_535,
+        65_536,
+        1 << 20,
+        (super::LINEAR_MEMORY_KEEP_RESIDENT as u32) - 1,
+        super::LINEAR_MEMORY_KEEP_RESIDENT as u32,
+        (4 << 20) - 1,
+    ];
+
+    #[test]
+    fn a_pooled_slot_never_shows_the_previous_instance_s_memory() {
+        let engine = one_slot_engine();
+        let module = wasmtime::Module::new(&engine, PROBE).expect("module");
+        for round in 0..3 {
+            let mut store = wasmtime::Store::new(&engine, ());
+            store.set_fuel(u64::MAX).expect("fuel");
+            store.set_epoch_deadline(u64::MAX);
+            let instance =
+                wasmtime::Instance::new(&mut store, &module, &[]).expect("the slot is free again");
+            let write = instance
+                .get_typed_func::<(u32, u32), ()>(&mut store, "write")
+                .expect("write");
+            let read = instance
+                .get_typed_func::<u32, u32>(&mut store, "read")
+                .expect("read");
+            let grow = instance
+                .get_typed_func::<u32, i32>(&mut store, "grow")
+                .expect("grow");
+            assert_eq!(grow.call(&mut store, 63).expect("grow"), 1);
+            // What this instance sees before writing anything: the image and
+            // zeros, whatever the instance before it in this slot wrote.
+            for (i, &addr) in SECRET_AT.iter().enumerate() {
+                let expected = match addr {
+                    0..5 => u32::from(b"IMAGE"[addr as usize]),
+                    _ => 0,
+                };
+                let seen = read.call(&mut store, addr).expect("read");
+                assert_eq!(
+                    seen, expected,
+                    "round {round}: address {addr} holds {seen}, left by an earlier instance"
+                );
+                write
+                    .call(&mut store, (addr, 0xA0 + i as u32))
+                    .expect("write");
+            }
+            drop(store);
+        }
+    }
+
     use super::*;
     use std::os::unix::fs::PermissionsExt;
 
