@@ -42,6 +42,50 @@ pub(crate) async fn fresh_evals(sandbox: &Sandbox, samples: usize) -> Result<Sum
     .await
 }
 
+/// One fresh eval taken apart: a new session's two start steps (see
+/// `Session::start_times`), its first eval (compile, run, result) and
+/// dropping it, each summarised over `samples` fresh sessions.
+pub(crate) async fn fresh_breakdown(
+    sandbox: &Sandbox,
+    samples: usize,
+) -> Result<Vec<(&'static str, Summary)>> {
+    let mut steps: [Vec<Duration>; 5] = Default::default();
+    for i in 0..samples + 100.min(samples) {
+        let started = Instant::now();
+        let mut session = sandbox.session(()).await?;
+        let whole_start = started.elapsed();
+        let eval_started = Instant::now();
+        let out = session.eval("return 1+1").await?;
+        let eval = eval_started.elapsed();
+        ensure!(out.values == [serde_json::json!(2)], "wrong result");
+        let times = session.start_times();
+        let drop_started = Instant::now();
+        drop(session);
+        let dropped = drop_started.elapsed();
+        if i < 100.min(samples) {
+            continue; // warm-up
+        }
+        let instantiate_and_create = times.instantiate + times.create;
+        steps[0].push(times.instantiate);
+        steps[1].push(times.create);
+        steps[2].push(whole_start.saturating_sub(instantiate_and_create));
+        steps[3].push(eval);
+        steps[4].push(dropped);
+    }
+    let labels = [
+        "new store and instance",
+        "guest `session.create`",
+        "rest of session start (store set-up, limits)",
+        "first eval: compile, run, result",
+        "drop the session and instance",
+    ];
+    labels
+        .into_iter()
+        .zip(steps)
+        .map(|(label, times)| Ok((label, Summary::of(times).context("no samples")?)))
+        .collect()
+}
+
 /// `session.eval("return 1+1")` on one session.
 pub(crate) async fn session_evals(sandbox: &Sandbox, samples: usize) -> Result<Summary> {
     let mut session = sandbox.session(()).await?;

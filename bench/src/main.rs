@@ -152,6 +152,8 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         Ok(pooled) => inproc::fresh_evals(&pooled, o.samples).await,
         Err(e) => Err(e),
     };
+    progress("one fresh eval, step by step");
+    let breakdown = inproc::fresh_breakdown(&sandbox, o.samples).await?;
     progress("reused session");
     let session = inproc::session_evals(&sandbox, o.samples).await?;
     progress("capability round trip");
@@ -197,6 +199,7 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         command: command_line(options),
         fresh,
         fresh_pooling: row(fresh_pooling),
+        breakdown,
         session,
         round_trip,
         fan_out,

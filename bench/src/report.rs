@@ -21,6 +21,8 @@ pub(crate) struct Report {
     pub command: String,
     pub fresh: Summary,
     pub fresh_pooling: Row<Summary>,
+    /// One fresh eval taken apart, step by step (default allocator).
+    pub breakdown: Vec<(&'static str, Summary)>,
     pub session: Summary,
     pub round_trip: Summary,
     /// 20 calls to a capability that waits 50 ms: one after another,
@@ -214,6 +216,22 @@ pub(crate) fn markdown(r: &Report) -> String {
                 let _ = writeln!(s, "| {name} | not run: {why} | | | |");
             }
         }
+    }
+
+    let _ = writeln!(s, "\n### One fresh eval, step by step\n");
+    let _ = writeln!(
+        s,
+        "A fresh session started and used once, default allocator; each step's median and p99 over its own samples (they need not add up to the fresh-instance row, which times the whole).\n"
+    );
+    let _ = writeln!(s, "| step | median | p99 |");
+    let _ = writeln!(s, "|---|---|---|");
+    for (step, x) in &r.breakdown {
+        let _ = writeln!(
+            s,
+            "| {step} | {} | {} |",
+            stats::time(x.median),
+            stats::time(x.p99)
+        );
     }
 
     let _ = writeln!(s, "\n### Throughput\n");

@@ -97,7 +97,7 @@ pub use records::Records;
 pub use report::{Report, ReportError};
 pub use sandbox::{Sandbox, SandboxBuilder};
 pub use script::{CancelHandle, MAX_INPUTS, Script};
-pub use session::Session;
+pub use session::{Session, StartTimes};
 
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]

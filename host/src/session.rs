@@ -77,6 +77,30 @@ pub struct Session<T: 'static> {
     handle: ResourceAny,
     poisoned: Option<String>,
     chunk_name: String,
+    start_times: StartTimes,
+}
+
+/// How long a session took to start, in its two steps: for finding where a
+/// cold start spends its time (`moonbox bench` reports them).
+///
+/// ```
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let sandbox = moonbox::Sandbox::builder().build()?;
+/// let session = sandbox.session(()).await?;
+/// let t = session.start_times();
+/// assert!(t.instantiate > std::time::Duration::ZERO);
+/// # Ok(()) }
+/// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct StartTimes {
+    /// A new store and the guest instantiated in it (wasmtime's share:
+    /// memory mapped from the component's snapshot, core instances linked).
+    pub instantiate: Duration,
+    /// The guest's `session.create`: the Lua state made the session's
+    /// (limits, capabilities, modules, a fresh random seed).
+    pub create: Duration,
 }
 
 impl<T> fmt::Debug for Session<T> {
@@ -120,13 +144,18 @@ impl<T: Send + Sync + 'static> Session<T> {
         store.set_epoch_deadline(1);
         arm_call(&mut store, &limits, started)?;
 
+        let mut start_times = StartTimes::default();
         let work = async {
+            let begun = Instant::now();
             let guest = inner.pre.instantiate_async(&mut store).await?;
+            let instantiated = Instant::now();
+            start_times.instantiate = instantiated - begun;
             let created = guest
                 .moonbox_sandbox_lua()
                 .session()
                 .call_create(&mut store, &inner.config)
                 .await?;
+            start_times.create = instantiated.elapsed();
             Ok::<_, wasmtime::Error>((guest, created))
         };
         let outcome = tokio::time::timeout(limits.timeout, work).await;
@@ -165,7 +194,13 @@ impl<T: Send + Sync + 'static> Session<T> {
             handle,
             poisoned: None,
             chunk_name: DEFAULT_CHUNK_NAME.to_owned(),
+            start_times,
         })
+    }
+
+    /// How long this session took to start.
+    pub fn start_times(&self) -> StartTimes {
+        self.start_times
     }
 
     /// Sends the output of later evals to `sink` as it is written, as well as
