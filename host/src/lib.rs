@@ -80,6 +80,7 @@ mod schema;
 mod script;
 mod session;
 pub mod tool;
+mod wasi;
 
 pub use capability::{Args, ArgsSchema, Capability, CapabilityError};
 pub use config::{DEFAULT_CHUNK_NAME, Determinism};

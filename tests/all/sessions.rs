@@ -3,8 +3,8 @@
 
 use std::time::Duration;
 
-use moonbox::{ErrorKind, Limits};
-use serde_json::json;
+use moonbox::{ErrorKind, Limits, Sandbox};
+use serde_json::{Value, json};
 
 use crate::support::{sandbox, values, with_limits};
 
@@ -164,4 +164,39 @@ async fn an_eval_does_not_inherit_the_garbage_of_the_last_one() {
             [json!(100000)]
         );
     }
+}
+
+#[tokio::test]
+async fn the_async_builders_validate_like_build_and_hand_back_a_working_session() {
+    // `build_with_session` returns the probe session itself: it runs, keeps
+    // globals, and has the context it was given.
+    let (sandbox, mut session) = Sandbox::builder().build_with_session(()).await.unwrap();
+    session.eval("kept = 41").await.unwrap();
+    let out = session.eval("return kept + 1").await.unwrap();
+    assert_eq!(out.values, [json!(42)]);
+    assert_eq!(
+        sandbox.eval("return kept").await.unwrap().values,
+        [Value::Null]
+    );
+    let sandbox = Sandbox::builder().build_async().await.unwrap();
+    assert_eq!(
+        sandbox.eval("return 1 + 1").await.unwrap().values,
+        [json!(2)]
+    );
+    // A configuration the guest refuses is a configuration error from all
+    // three, with the same message.
+    let bad = || Sandbox::builder().module("broken", "return (");
+    let sync = bad().build().unwrap_err().to_string();
+    let built_async = bad().build_async().await.unwrap_err();
+    assert!(
+        matches!(built_async, moonbox::Error::Config(_)),
+        "{built_async:?}"
+    );
+    assert_eq!(built_async.to_string(), sync);
+    let with_session = bad().build_with_session(()).await.unwrap_err();
+    assert!(
+        matches!(with_session, moonbox::Error::Config(_)),
+        "{with_session:?}"
+    );
+    assert_eq!(with_session.to_string(), sync);
 }
