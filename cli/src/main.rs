@@ -135,8 +135,8 @@ async fn run(
     // Standard output is checked before anything runs: a closed stdout is a
     // host error, not a silent success.
     let stdout = input::Stdout::open()?;
-    let sandbox = args.build()?;
-    let mut session = sandbox.session(()).await?;
+    // The session that proves the configuration is the one that runs.
+    let (_sandbox, mut session) = args.builder()?.build_with_session(()).await?;
     session.set_chunk_name(&chunk);
     if !json {
         // Output streams to stdout as the script writes it, log events to
@@ -189,7 +189,7 @@ const STRICT_WARNINGS: u8 = 4;
 
 async fn check(file: &Path, strict: bool, args: &SandboxArgs) -> Result<u8> {
     let (code, chunk) = args.read_script(file)?;
-    let sandbox = args.build()?;
+    let sandbox = args.builder()?.build_async().await?;
     match sandbox.check(&code, &chunk).await {
         Ok(warnings) => {
             for warning in &warnings {
@@ -223,10 +223,19 @@ fn tool_schema(format: Format, args: &SandboxArgs) -> Result<u8> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // One eval needs one thread: `run`, `check` and `tool-schema` run on
+    // the calling thread (blocking capabilities still get tokio's blocking
+    // pool); the MCP server, which serves clients at once, on one thread
+    // per core.
+    let runtime = match &cli.command {
+        Command::Mcp { .. } => tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build(),
+        _ => tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build(),
+    };
+    let runtime = match runtime {
         Ok(rt) => rt,
         Err(e) => {
             eprintln!("error: cannot start the async runtime: {e}");
@@ -250,11 +259,15 @@ fn main() -> ExitCode {
             Command::Mcp { mcp, sandbox } => mcp::serve(mcp, sandbox).await,
         }
     });
-    match result {
-        Ok(code) => ExitCode::from(code),
+    let code = match result {
+        Ok(code) => code,
         Err(e) => {
             eprintln!("error: {e:#}");
-            ExitCode::from(2)
+            2
         }
-    }
+    };
+    // Everything the command had to say is written and flushed: leave
+    // without tearing down the runtime, the engine and their threads, which
+    // a process that is about to exit does not need.
+    std::process::exit(i32::from(code))
 }
