@@ -212,16 +212,28 @@ fn rss_bytes() -> Result<u64> {
         .context("no VmRSS in /proc/self/status")
 }
 
-/// RSS per live idle session: each session has run one eval and holds its
-/// instance and Lua state. Returns `(sessions, bytes per session)` at each
-/// count in `counts` (ascending), sessions accumulating between counts.
-pub(crate) async fn density(sandbox: &Sandbox, counts: &[usize]) -> Result<Vec<(usize, f64)>> {
+/// Proportional set size of this process, in bytes: resident pages, with
+/// a page mapped N times counted 1/N each time. Every instance maps the
+/// guest's snapshot copy-on-write, and RSS counts a shared snapshot page
+/// once per mapping; PSS counts it once.
+fn pss_bytes() -> Result<u64> {
+    super::proc_kib("/proc/self/smaps_rollup", "Pss:")
+        .map(|kib| kib * 1024)
+        .context("no Pss in /proc/self/smaps_rollup")
+}
+
+/// Memory per live idle session: each session has run one eval and holds
+/// its instance and Lua state. Returns `(sessions, RSS per session, PSS per
+/// session)` at each count in `counts` (ascending), sessions accumulating
+/// between counts.
+pub(crate) async fn density(sandbox: &Sandbox, counts: &[usize]) -> Result<Vec<(usize, f64, f64)>> {
     // Warm up the engine and allocator so the baseline holds them.
     {
         let mut s = sandbox.session(()).await?;
         s.eval("return 1+1").await?;
     }
     let base = rss_bytes()?;
+    let base_pss = pss_bytes()?;
     let mut sessions = Vec::new();
     let mut figures = Vec::new();
     for &count in counts {
@@ -238,7 +250,12 @@ pub(crate) async fn density(sandbox: &Sandbox, counts: &[usize]) -> Result<Vec<(
             sessions.push(session);
         }
         let grown = rss_bytes()?.saturating_sub(base);
-        figures.push((count, grown as f64 / count as f64));
+        let grown_pss = pss_bytes()?.saturating_sub(base_pss);
+        figures.push((
+            count,
+            grown as f64 / count as f64,
+            grown_pss as f64 / count as f64,
+        ));
     }
     Ok(figures)
 }

@@ -148,12 +148,13 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
     progress(&format!("fresh instances ({} samples)", o.samples));
     let fresh = inproc::fresh_evals(&sandbox, o.samples).await?;
     progress("fresh instances, pooling allocator");
-    let fresh_pooling = match inproc::sandbox(true) {
-        Ok(pooled) => inproc::fresh_evals(&pooled, o.samples).await,
-        Err(e) => Err(e),
-    };
+    let pooled = inproc::sandbox(true)?;
+    let fresh_pooling = inproc::fresh_evals(&pooled, o.samples).await;
     progress("one fresh eval, step by step");
-    let breakdown = inproc::fresh_breakdown(&sandbox, o.samples).await?;
+    let breakdown = [
+        inproc::fresh_breakdown(&sandbox, o.samples).await?,
+        inproc::fresh_breakdown(&pooled, o.samples).await?,
+    ];
     progress("reused session");
     let session = inproc::session_evals(&sandbox, o.samples).await?;
     progress("capability round trip");
@@ -163,6 +164,7 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
     progress("throughput");
     let seconds = Duration::from_secs_f64(o.seconds.max(0.01));
     let throughput_fresh = inproc::throughput(&sandbox, true, seconds).await?;
+    let throughput_pooled = inproc::throughput(&pooled, true, seconds).await?;
     let throughput_session = inproc::throughput(&sandbox, false, seconds).await?;
 
     progress(&format!("process starts ({} each)", o.spawns));
@@ -192,7 +194,7 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         "density at {:?} sessions (child process)",
         o.sessions
     ));
-    let density = child::<Vec<(usize, f64)>>(&exe, Part::Density, &o);
+    let density = child::<Vec<(usize, f64, f64)>>(&exe, Part::Density, &o);
 
     let workers = cores();
     let mut report = Report {
@@ -208,6 +210,7 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         runc: row(runc),
         podman: row(podman),
         throughput_fresh,
+        throughput_pooled,
         throughput_session,
         workers,
         density: row(density),

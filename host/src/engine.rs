@@ -368,7 +368,7 @@ fn prune(dir: &Path, keep: &Path) {
     if files.len() <= MAX_CACHE_FILES {
         return;
     }
-    files.sort_by(|a, b| b.0.cmp(&a.0));
+    files.sort_by_key(|f| std::cmp::Reverse(f.0));
     for (_, path) in files.into_iter().skip(MAX_CACHE_FILES - 1) {
         if path != keep {
             let _ = std::fs::remove_file(path);
