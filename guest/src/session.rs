@@ -644,8 +644,7 @@ unsafe extern "C-unwind" fn setup_entry(l: *mut lua_State) -> c_int {
                 lua::push_bytes(l, b"the output stream is not open");
                 ffi::lua_error(l);
             };
-            sandbox::open(l, setup.allow, stdout);
-            crate::parallel::install(l);
+            crate::snapshot::build(l, setup.allow, stdout);
         }
         sandbox::personalise(l, setup.modules, setup.seed);
         capability::install(l);

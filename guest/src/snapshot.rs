@@ -93,9 +93,26 @@ unsafe extern "C-unwind" fn build_entry(l: *mut lua_State) -> std::ffi::c_int {
             lua::push_bytes(l, b"the output stream is not open");
             ffi::lua_error(l);
         };
-        sandbox::open(l, &Allow::none(), stdout);
+        build(l, &Allow::none(), stdout);
+        0
+    }
+}
+
+/// Builds the sandboxed state both ways start from, the snapshot's and a
+/// session's own: opens the sandbox with `allow`, installs `parallel`, then
+/// collects the garbage the build left, so that either way a session starts
+/// with the same live objects (and the same `peak_memory_bytes`).
+///
+/// # Safety
+/// `l` is a live Vm-owned state in protected mode with an empty stack, and
+/// `stdout` is its Vm's stream. No object with a finalizer exists yet, so
+/// the collection runs none.
+pub unsafe fn build(l: *mut lua_State, allow: &Allow, stdout: &crate::output::Stdout) {
+    // SAFETY: The caller's contract is what `sandbox::open` and
+    // `parallel::install` need; each leaves the stack empty.
+    unsafe {
+        sandbox::open(l, allow, stdout);
         crate::parallel::install(l);
         ffi::lua_gc(l, ffi::LUA_GCCOLLECT, 0);
-        0
     }
 }
