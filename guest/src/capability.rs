@@ -69,7 +69,7 @@ pub unsafe fn install(l: *mut lua_State) {
     // message before raising.
     unsafe {
         let vm = Vm::from_state(l);
-        for (index, cap) in vm.capabilities.iter().enumerate() {
+        for (index, cap) in vm.capabilities().iter().enumerate() {
             ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, ffi::LUA_RIDX_GLOBALS);
             // Split without collecting: nothing owned may be alive while
             // Lua may raise. `validate` has checked that no segment is empty.
@@ -172,7 +172,7 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
         }
         let index = ffi::lua_tointegerx(l, ffi::lua_upvalueindex(1), std::ptr::null_mut());
         let index = usize::try_from(index).unwrap_or(usize::MAX);
-        let Some(cap) = vm.capabilities.get(index) else {
+        let Some(cap) = vm.capabilities().get(index) else {
             return Err(raise_tagged(l, ErrorKind::Capability, "unknown capability"));
         };
         let n = ffi::lua_gettop(l);
@@ -192,7 +192,12 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
         }
         let mut args = Vec::with_capacity(n as usize);
         for idx in 1..=n {
-            match json::to_value(l, idx, format!("{}: argument #{idx}", cap.name), &vm.limits) {
+            match json::to_value(
+                l,
+                idx,
+                format!("{}: argument #{idx}", cap.name),
+                &vm.limits(),
+            ) {
                 Ok(value) => args.push(value),
                 Err(msg) => {
                     drop(args);
@@ -250,7 +255,7 @@ pub unsafe fn push_reply(l: *mut lua_State, name: &str, reply: CallReply) -> Res
             Err(msg) => return Err(msg),
         };
         let held = vm.hold_reply(received);
-        let pushed = json::push_received(l, held.as_ref(), vm.limits.max_value_depth);
+        let pushed = json::push_received(l, held.as_ref(), vm.limits().max_value_depth);
         vm.release_reply(held);
         pushed.map_err(|msg| format!("{name}: result {msg}"))
     }

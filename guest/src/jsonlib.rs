@@ -115,7 +115,7 @@ unsafe fn encode_body(l: *mut lua_State) -> Result<c_int, Raise> {
         let vm = Vm::from_state(l);
         ffi::luaL_checkany(l, 1);
         ffi::lua_settop(l, 1);
-        let limits = vm.limits;
+        let limits = vm.limits();
         let strings = limits.max_string_bytes;
         let cap = json::max_json_bytes(&limits).min(strings);
         let text = json::encode(
@@ -204,7 +204,7 @@ unsafe fn decode_body(l: *mut lua_State) -> Result<c_int, Raise> {
             return Err(Raise);
         }
         let text = std::slice::from_raw_parts(p.cast::<u8>(), len);
-        let limits = vm.limits;
+        let limits = vm.limits();
         let room = limits
             .max_memory_bytes
             .saturating_sub(vm.used_bytes() as u64);

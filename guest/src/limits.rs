@@ -91,11 +91,11 @@ pub unsafe fn charge(l: *mut lua_State, cost: u64) -> bool {
         }
         let count = vm.instructions.get() + cost;
         vm.instructions.set(count);
-        if count > vm.limits.max_instructions {
+        if count > vm.limits().max_instructions {
             let message = format!(
                 "{}instruction limit exceeded (max-instructions is {})",
                 lua::position(l, 1),
-                vm.limits.max_instructions
+                vm.limits().max_instructions
             );
             return raise_trip(l, vm, Kind::Error(ErrorKind::InstructionLimit), message);
         }
@@ -164,7 +164,7 @@ unsafe fn hook_body(l: *mut lua_State) -> bool {
         }
         let count = vm.instructions.get() + u64::try_from(step).unwrap_or(0);
         vm.instructions.set(count);
-        let limits = vm.limits;
+        let limits = vm.limits();
         if count > limits.max_instructions {
             let message = format!(
                 "{}instruction limit exceeded (max-instructions is {})",

@@ -28,7 +28,7 @@ pub fn write(vm: &Vm, bytes: &[u8], position: impl FnOnce() -> String) -> bool {
         return false;
     }
     let used = vm.output_bytes.get();
-    let max = vm.limits.max_output_bytes;
+    let max = vm.limits().max_output_bytes;
     // Log events share the budget (see `log_body`).
     let spent = used.saturating_add(vm.log_bytes.get());
     let room = usize::try_from(max.saturating_sub(spent)).unwrap_or(usize::MAX);
@@ -202,7 +202,7 @@ unsafe fn log_body(l: *mut lua_State) -> Result<c_int, Raise> {
         let fields = match ffi::lua_type(l, 3) {
             ffi::LUA_TNONE | ffi::LUA_TNIL => String::from("{}"),
             ffi::LUA_TTABLE => {
-                let converted = json::to_value(l, 3, "log: fields".to_owned(), &vm.limits);
+                let converted = json::to_value(l, 3, "log: fields".to_owned(), &vm.limits());
                 work = json::last_encoded_bytes();
                 let object = match converted {
                     Ok(WitValue::Json(text)) if text == "[]" => Ok(String::from("{}")),
@@ -236,7 +236,7 @@ unsafe fn log_body(l: *mut lua_State) -> Result<c_int, Raise> {
         let cost = (message.len() as u64)
             .saturating_add(fields.len() as u64)
             .saturating_add(LOG_EVENT_BYTES);
-        let max = vm.limits.max_output_bytes;
+        let max = vm.limits().max_output_bytes;
         let spent = vm.output_bytes.get().saturating_add(vm.log_bytes.get());
         if cost > max.saturating_sub(spent) {
             drop(message);

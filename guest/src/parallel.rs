@@ -154,7 +154,7 @@ unsafe fn parallel_body(l: *mut lua_State) -> Result<c_int, Raise> {
                 if co.is_null() {
                     continue;
                 }
-                let name = vm.capabilities.get(capability).map_or("", |c| &c.name);
+                let name = vm.capabilities().get(capability).map_or("", |c| &c.name);
                 ffi::lua_pushlightuserdata(l, token());
                 let top = ffi::lua_gettop(l);
                 ffi::lua_pushboolean(l, 1);
@@ -180,7 +180,7 @@ unsafe fn parallel_body(l: *mut lua_State) -> Result<c_int, Raise> {
 /// Sends one batch to the host and pairs each reply with its call. Runs no
 /// Lua.
 fn call_host(vm: &Vm, batch: Vec<PendingCall>) -> Vec<Option<Delivery>> {
-    let name = |index: usize| vm.capabilities.get(index).map_or("", |c| c.name.as_str());
+    let name = |index: usize| vm.capabilities().get(index).map_or("", |c| c.name.as_str());
     let mut targets = Vec::with_capacity(batch.len());
     let mut requests = Vec::with_capacity(batch.len());
     for call in batch {

@@ -727,7 +727,7 @@ unsafe fn rep_body(l: *mut lua_State) -> Result<c_int, Raise> {
             // (its test, with its INT_MAX bound on wasm32).
             let lua_refuses = (len as u128 + sep as u128) > (i32::MAX as u128) / n;
             let vm = Vm::from_state(l);
-            let max = vm.limits.max_string_bytes;
+            let max = vm.limits().max_string_bytes;
             if lua_refuses {
                 // Raised here so the position is the caller's, as when the
                 // original is called directly.

@@ -135,7 +135,7 @@ impl Session {
         };
         let from_snapshot = built.is_some();
         let vm = match built {
-            Some(mut vm) => {
+            Some(vm) => {
                 vm.configure(config.limits, config.capabilities, clock);
                 vm
             }
@@ -230,7 +230,7 @@ impl Session {
                     return Err(self.error_from(trip.kind, trip.message.into_owned(), None, chunk));
                 }
                 let top = ffi::lua_gettop(l);
-                json::encode_values(l, 2, top, "result", &vm.limits)
+                json::encode_values(l, 2, top, "result", &vm.limits())
                     .map(Finished::Returned)
                     .map_err(|msg| located(Kind::Error(ErrorKind::InvalidValue), msg, None, chunk))
             });
@@ -263,7 +263,7 @@ impl Session {
     fn begin(&self) {
         let vm = &*self.vm;
         vm.begin_eval();
-        if vm.used_bytes() as u64 > vm.limits.max_memory_bytes / 2 {
+        if vm.used_bytes() as u64 > vm.limits().max_memory_bytes / 2 {
             // SAFETY: Between evals the state is live and its stack empty,
             // which leaves room for `protected`'s two values; the collection
             // and the finalizers it runs raise only inside that protected call.
@@ -307,7 +307,7 @@ impl Session {
         let l = vm.state();
         // The dump is at most the size of the compiled function, which the
         // heap limit bounds; this cap only guards against a surprise.
-        let max_dump = usize::try_from(vm.limits.max_memory_bytes)
+        let max_dump = usize::try_from(vm.limits().max_memory_bytes)
             .unwrap_or(usize::MAX)
             .max(1 << 20);
         let mut dump = Dump {
@@ -364,7 +364,7 @@ impl Session {
         let vm = &*self.vm;
         let mut job = Lookup {
             analysis,
-            capabilities: &vm.capabilities,
+            capabilities: vm.capabilities(),
             verdicts: Vec::with_capacity(analysis.references.len()),
         };
         // SAFETY: `job` lives on this frame, which the protected call always
@@ -387,7 +387,7 @@ impl Session {
         // SAFETY: As above; `lua_settop` only drops values.
         unsafe { ffi::lua_settop(l, 0) };
         let allowable = sandbox::allowable_names();
-        let capabilities: Vec<&str> = vm.capabilities.iter().map(|c| c.name.as_str()).collect();
+        let capabilities: Vec<&str> = vm.capabilities().iter().map(|c| c.name.as_str()).collect();
         let cx = crate::check::Context {
             allowable: &allowable,
             modules: &self.modules,
@@ -488,7 +488,7 @@ impl Session {
         }
         let mut job = Inputs {
             values: received,
-            max_depth: vm.limits.max_value_depth,
+            max_depth: vm.limits().max_value_depth,
             error: None,
         };
         // SAFETY: `job` lives on this frame, which the protected call always

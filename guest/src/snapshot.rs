@@ -23,7 +23,8 @@ use crate::sandbox::{self, Allow};
 use crate::vm::{Limits, Vm};
 
 thread_local! {
-    /// The state built by [`initialize`], until a session takes it.
+    /// The state built by [`initialize`], until a session takes it. Its
+    /// capabilities are unset: `Vm::configure` sets them once.
     static TEMPLATE: RefCell<Option<Box<Vm>>> = const { RefCell::new(None) };
     /// Whether [`initialize`] has run: true in every instance of the
     /// snapshot.
@@ -42,8 +43,9 @@ const BUILD_LIMITS: Limits = Limits {
 };
 
 /// Builds the template. Called once, by the pre-initialiser, before the
-/// snapshot is taken; a failure leaves no template, and sessions then build
-/// their own state as they would without a snapshot.
+/// snapshot is taken. A failure panics, which traps and fails the build: a
+/// component without its template would still work, each session building
+/// its own state, so nothing else would notice.
 ///
 /// The component keeps the `wizer-initialize` export (the pre-initialiser
 /// of wasmtime 48 writes an invalid component when asked to remove it), so
@@ -56,16 +58,14 @@ pub fn initialize() {
     // `luaopen_math` (its first seed): fix it, so that no import is called
     // and the snapshot is the same on every build.
     clock::set(Some(0));
-    let Ok(vm) = Vm::new(BUILD_LIMITS, Vec::new(), None) else {
-        return;
+    let Ok(vm) = Vm::new_unconfigured(BUILD_LIMITS) else {
+        panic!("the snapshot's Lua state cannot be created");
     };
     // SAFETY: The state is fresh, so its stack is empty and has room for
     // `protected`'s two values; `build_entry` takes no argument.
     let status = unsafe { lua::protected(vm.state(), build_entry, std::ptr::null_mut()) };
     clock::set(None);
-    if status != ffi::LUA_OK {
-        return;
-    }
+    assert_eq!(status, ffi::LUA_OK, "the snapshot's sandbox did not open");
     TEMPLATE.with(|t| *t.borrow_mut() = Some(vm));
 }
 

@@ -61,10 +61,12 @@ pub struct Trip {
 /// The state behind one `lua_State`.
 pub struct Vm {
     state: Cell<*mut lua_State>,
-    pub limits: Limits,
-    pub capabilities: Vec<Capability>,
+    /// The session's limits (see [`Vm::limits`]).
+    limits: Cell<Limits>,
+    /// The session's capabilities, set once (see [`Vm::capabilities`]).
+    capabilities: std::cell::OnceCell<Vec<Capability>>,
     /// The fixed `os.time()` of deterministic mode.
-    pub clock: Option<i64>,
+    clock: Cell<Option<i64>>,
     /// When the session started, for `os.clock`; set by
     /// [`Vm::start_clock`], since a snapshot's Vm is built where no clock
     /// may be read.
@@ -133,17 +135,31 @@ pub struct Delivery {
 pub type CallReply = Result<crate::wit::Value, String>;
 
 impl Vm {
-    /// Creates the Lua state and its output stream.
+    /// Creates the Lua state and its output stream, for a session.
     pub fn new(
         limits: Limits,
         capabilities: Vec<Capability>,
         clock: Option<i64>,
     ) -> Result<Box<Vm>, NewError> {
+        Vm::create(limits, std::cell::OnceCell::from(capabilities), clock)
+    }
+
+    /// A Vm built ahead of time, for the snapshot: its capabilities are
+    /// unset until [`Vm::configure`] gives it a session's.
+    pub fn new_unconfigured(limits: Limits) -> Result<Box<Vm>, NewError> {
+        Vm::create(limits, std::cell::OnceCell::new(), None)
+    }
+
+    fn create(
+        limits: Limits,
+        capabilities: std::cell::OnceCell<Vec<Capability>>,
+        clock: Option<i64>,
+    ) -> Result<Box<Vm>, NewError> {
         let vm = Box::new(Vm {
             state: Cell::new(ptr::null_mut()),
-            limits,
+            limits: Cell::new(limits),
             capabilities,
-            clock,
+            clock: Cell::new(clock),
             started: Cell::new(None),
             used: Cell::new(0),
             peak: Cell::new(0),
@@ -174,15 +190,24 @@ impl Vm {
         Ok(vm)
     }
 
-    /// Gives a Vm built ahead of time (see `snapshot`) the session's
-    /// limits, capabilities and clock. Takes `&mut self`: no Lua code runs
-    /// and no reference to the Vm is alive while they change, which the
-    /// caller's ownership of the Box guarantees (the state holds only a raw
-    /// pointer).
-    pub fn configure(&mut self, limits: Limits, capabilities: Vec<Capability>, clock: Option<i64>) {
-        self.limits = limits;
-        self.capabilities = capabilities;
-        self.clock = clock;
+    /// Gives a Vm built ahead of time (see `snapshot`), which has no
+    /// capabilities yet, the session's limits, capabilities and clock,
+    /// before any script runs.
+    pub fn configure(&self, limits: Limits, capabilities: Vec<Capability>, clock: Option<i64>) {
+        self.limits.set(limits);
+        let fresh = self.capabilities.set(capabilities).is_ok();
+        debug_assert!(fresh, "configure runs once, on a Vm from new_unconfigured");
+        self.clock.set(clock);
+    }
+
+    /// The session's limits.
+    pub fn limits(&self) -> Limits {
+        self.limits.get()
+    }
+
+    /// The session's capabilities, in the host's order.
+    pub fn capabilities(&self) -> &[Capability] {
+        self.capabilities.get().map_or(&[], Vec::as_slice)
     }
 
     /// Starts `os.clock`'s count: the session's work begins now.
@@ -216,7 +241,7 @@ impl Vm {
 
     /// Clears the per-eval counters before an eval.
     pub fn begin_eval(&self) {
-        crate::clock::set(self.clock);
+        crate::clock::set(self.clock.get());
         self.instructions.set(0);
         self.output_bytes.set(0);
         self.log_bytes.set(0);
@@ -396,7 +421,7 @@ impl Vm {
     /// What `os.clock` reports: seconds since the session started, or in
     /// deterministic mode ten nanoseconds per instruction of this eval.
     pub fn cpu_seconds(&self) -> f64 {
-        if self.clock.is_some() {
+        if self.clock.get().is_some() {
             self.instructions.get() as f64 * 1e-8
         } else {
             self.started
@@ -454,7 +479,7 @@ unsafe extern "C" fn allocate(
         return ptr::null_mut();
     }
     if block.is_null() && osize == ffi::LUA_TSTRING as usize {
-        let max = vm.limits.max_string_bytes;
+        let max = vm.limits().max_string_bytes;
         if nsize.saturating_sub(STRING_OVERHEAD) as u64 > max {
             vm.trip(
                 Kind::Error(ErrorKind::StringSize),
@@ -465,7 +490,7 @@ unsafe extern "C" fn allocate(
     }
     if nsize > old {
         let wanted = vm.used.get().saturating_sub(old).saturating_add(nsize);
-        if wanted as u64 > vm.limits.max_memory_bytes {
+        if wanted as u64 > vm.limits().max_memory_bytes {
             // The first refusal trips the limit. Lua would retry some requests
             // after an emergency collection, but others (string buffers)
             // raise a catchable error at once; tripping here keeps every path
@@ -475,7 +500,7 @@ unsafe extern "C" fn allocate(
                 Kind::Error(ErrorKind::MemoryLimit),
                 format!(
                     "not enough memory (the Lua heap is limited to {} bytes by max-memory-bytes)",
-                    vm.limits.max_memory_bytes
+                    vm.limits().max_memory_bytes
                 ),
             );
             return ptr::null_mut();

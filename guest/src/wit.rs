@@ -9,8 +9,9 @@
 
 mod bindings {
     // The contract's world plus `wizer-initialize`, which the build's
-    // pre-initialiser calls once and then removes from the component (see
-    // `snapshot`): the committed component has exactly the `guest` world.
+    // pre-initialiser calls once (see `snapshot`). The committed component
+    // keeps the export (docs/wit.md says why); calling it again does
+    // nothing.
     wit_bindgen::generate!({
         path: "../wit",
         inline: "
