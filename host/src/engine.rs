@@ -316,9 +316,12 @@ fn cached_component(engine: &wasmtime::Engine, dir: &Path) -> Result<Component, 
 }
 
 /// Whether a cache file is a regular file owned by this user, writable by
-/// no one else and of a plausible size (checked on the open file, not the
-/// path). Anything else counts as missing, so it is recompiled and
-/// replaced.
+/// no one else and of a plausible size (checked on an open file, so a
+/// symbolic link is followed, not judged by its own mode). Anything else
+/// counts as missing, so it is recompiled and replaced. wasmtime then opens
+/// the path again to map it: between the two opens only this user can
+/// change the file, since `private_dir` made sure no one else can write to
+/// the directory.
 fn is_private_file(path: &Path) -> bool {
     let Ok(file) = std::fs::File::open(path) else {
         return false;
@@ -345,32 +348,47 @@ fn is_private_file(path: &Path) -> bool {
 /// configuration and moonbox version in use, the newest first.
 const MAX_CACHE_FILES: usize = 8;
 
+/// How old a temporary file must be before [`prune`] deletes it: one left
+/// by a process that died while writing, never one being written.
+const STALE_TEMPORARY: std::time::Duration = std::time::Duration::from_secs(3600);
+
 /// Deletes the oldest `moonbox-*.cwasm` files past [`MAX_CACHE_FILES`]
-/// (never `keep`, the one just written), so that upgrades and other engine
-/// settings do not grow the directory without bound. Runs only after a
-/// compile; failures are ignored, as for `store`.
+/// (never `keep`, the one just written), and temporary files that a killed
+/// process left, so that upgrades and other engine settings do not grow the
+/// directory without bound. Runs only after a compile; failures are
+/// ignored, as for `store`.
 fn prune(dir: &Path, keep: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
-        .filter_map(Result::ok)
-        .filter(|e| {
-            let name = e.file_name();
-            let name = name.to_string_lossy();
-            name.starts_with("moonbox-") && name.ends_with(".cwasm")
-        })
-        .filter_map(|e| {
-            let meta = e.metadata().ok()?;
-            Some((meta.modified().ok()?, e.path()))
-        })
-        .collect();
-    if files.len() <= MAX_CACHE_FILES {
-        return;
+    let now = std::time::SystemTime::now();
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = Vec::new();
+    for entry in entries.filter_map(Result::ok) {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !name.starts_with("moonbox-") {
+            continue;
+        }
+        let Some(modified) = entry.metadata().ok().and_then(|m| m.modified().ok()) else {
+            continue;
+        };
+        if name.ends_with(".cwasm") {
+            files.push((modified, entry.path()));
+        } else if name.contains(".tmp")
+            && now.duration_since(modified).unwrap_or_default() > STALE_TEMPORARY
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
     files.sort_by_key(|f| std::cmp::Reverse(f.0));
-    for (_, path) in files.into_iter().skip(MAX_CACHE_FILES - 1) {
-        if path != keep {
+    let mut kept = usize::from(files.iter().any(|(_, path)| path == keep));
+    for (_, path) in files {
+        if path == keep {
+            continue;
+        }
+        if kept < MAX_CACHE_FILES {
+            kept += 1;
+        } else {
             let _ = std::fs::remove_file(path);
         }
     }
@@ -470,31 +488,11 @@ impl Hasher for Fnv {
     }
 }
 
-/// FNV-1a over the component, eight bytes at a time, computed when the
-/// crate is compiled rather than in every process that loads the cache.
-const COMPONENT_HASH: u64 = {
-    let bytes = COMPONENT;
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    let mut i = 0;
-    while i + 8 <= bytes.len() {
-        let word = u64::from_le_bytes([
-            bytes[i],
-            bytes[i + 1],
-            bytes[i + 2],
-            bytes[i + 3],
-            bytes[i + 4],
-            bytes[i + 5],
-            bytes[i + 6],
-            bytes[i + 7],
-        ]);
-        h = (h ^ word).wrapping_mul(FNV_PRIME);
-        i += 8;
-    }
-    while i < bytes.len() {
-        h = (h ^ bytes[i] as u64).wrapping_mul(FNV_PRIME);
-        i += 1;
-    }
-    (h ^ bytes.len() as u64).wrapping_mul(FNV_PRIME)
+/// A hash of the component (see `build.rs`), computed when the crate is
+/// compiled rather than in every process that loads the cache.
+const COMPONENT_HASH: u64 = match u64::from_str_radix(env!("MOONBOX_COMPONENT_HASH"), 16) {
+    Ok(hash) => hash,
+    Err(_) => panic!("build.rs sets MOONBOX_COMPONENT_HASH to 16 hex digits"),
 };
 
 #[cfg(all(test, unix))]
@@ -594,6 +592,39 @@ mod tests {
             std::env::temp_dir().join(format!("moonbox-engine-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         dir
+    }
+
+    #[test]
+    fn pruning_keeps_the_newest_compiled_guests_and_drops_stale_temporaries() {
+        let dir = scratch("prune");
+        std::fs::create_dir_all(&dir).unwrap();
+        let now = std::time::SystemTime::now();
+        let aged = |name: &str, age_secs: u64| {
+            let path = dir.join(name);
+            let file = std::fs::File::create(&path).unwrap();
+            file.set_modified(now - std::time::Duration::from_secs(age_secs))
+                .unwrap();
+            path
+        };
+        // Twelve compiled guests, a minute apart; the one just written is
+        // the oldest by its clock, and must survive anyway.
+        let cached: Vec<PathBuf> = (0..12)
+            .map(|i| aged(&format!("moonbox-{i:016x}.cwasm"), 60 * (i + 1)))
+            .collect();
+        let keep = cached[11].clone();
+        let stale = aged("moonbox-1.tmp42-0", 2 * 3600);
+        let writing = aged("moonbox-2.tmp43-0", 1);
+        let other = aged("notes.txt", 10 * 3600);
+        super::prune(&dir, &keep);
+        let left: Vec<bool> = cached.iter().map(|p| p.exists()).collect();
+        let mut expected = vec![true; super::MAX_CACHE_FILES - 1];
+        expected.resize(11, false);
+        expected.push(true);
+        assert_eq!(left, expected, "the seven newest and the one just written");
+        assert!(!stale.exists(), "a temporary file a killed process left");
+        assert!(writing.exists(), "a temporary file being written");
+        assert!(other.exists(), "a file that is not the cache's");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
