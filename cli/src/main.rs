@@ -242,6 +242,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let serving = matches!(cli.command, Command::Mcp { .. });
     let result = runtime.block_on(async {
         match &cli.command {
             Command::Run {
@@ -266,8 +267,13 @@ fn main() -> ExitCode {
             2
         }
     };
+    if serving {
+        // The MCP server's upstream servers are child processes, killed when
+        // their tasks are dropped with the runtime.
+        drop(runtime);
+    }
     // Everything the command had to say is written and flushed: leave
-    // without tearing down the runtime, the engine and their threads, which
-    // a process that is about to exit does not need.
+    // without tearing down the engine and its threads (or, outside `mcp`,
+    // the runtime), which a process that is about to exit does not need.
     std::process::exit(i32::from(code))
 }
