@@ -44,8 +44,15 @@ fn a_part_prints_its_figure_as_json() {
         .expect("the moonbox-bench binary runs");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    let figures: Vec<(usize, f64)> =
+    // (sessions, RSS per session, PSS per session)
+    let figures: Vec<(usize, f64, f64)> =
         serde_json::from_slice(&out.stdout).expect("the part prints JSON");
-    let counts: Vec<usize> = figures.iter().map(|&(n, _)| n).collect();
+    let counts: Vec<usize> = figures.iter().map(|&(n, _, _)| n).collect();
     assert_eq!(counts, [1, 2]);
+    assert!(
+        figures
+            .iter()
+            .all(|&(_, rss, pss)| rss >= 0.0 && pss >= 0.0),
+        "{figures:?}"
+    );
 }
