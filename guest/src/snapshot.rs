@@ -116,3 +116,57 @@ pub unsafe fn build(l: *mut lua_State, allow: &Allow, stdout: &crate::output::St
         ffi::lua_gc(l, ffi::LUA_GCCOLLECT, 0);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::TEMPLATE;
+    use crate::session::{Config, Finished, Session};
+    use crate::vm::Limits;
+
+    fn config(allow: &[&str]) -> Config {
+        Config {
+            limits: Limits {
+                max_instructions: 1_000_000,
+                max_call_depth: 200,
+                max_string_bytes: 1 << 20,
+                max_memory_bytes: 8 << 20,
+                max_output_bytes: 1 << 10,
+                max_value_depth: 32,
+            },
+            allow: allow.iter().map(|s| (*s).to_owned()).collect(),
+            modules: Vec::new(),
+            capabilities: Vec::new(),
+            deterministic: None,
+        }
+    }
+
+    fn has_template() -> bool {
+        TEMPLATE.with(|t| t.borrow().is_some())
+    }
+
+    fn two(session: &Session) -> String {
+        match session.eval(b"return 1 + 1, math.pi", "t", &[]).result {
+            Ok(Finished::Returned(values)) => values,
+            _ => panic!("the eval failed"),
+        }
+    }
+
+    #[test]
+    fn only_the_first_session_with_nothing_allowed_takes_the_template() {
+        assert!(!has_template(), "no template before initialize");
+        super::initialize();
+        assert!(has_template());
+        // A session that allows names builds its own state and leaves it.
+        let own = Session::create(config(&["os.getenv"])).unwrap();
+        assert!(has_template());
+        let first = Session::create(config(&[])).unwrap();
+        assert!(!has_template(), "the first default session took it");
+        // A second initialize does nothing; later sessions build their own.
+        super::initialize();
+        assert!(!has_template());
+        let later = Session::create(config(&[])).unwrap();
+        for session in [&own, &first, &later] {
+            assert_eq!(two(session), "[2,3.141592653589793]");
+        }
+    }
+}
