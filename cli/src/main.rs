@@ -269,8 +269,10 @@ fn main() -> ExitCode {
     };
     if serving {
         // The MCP server's upstream servers are child processes, killed when
-        // their tasks are dropped with the runtime.
-        drop(runtime);
+        // their tasks are dropped with the runtime. The wait is bounded: a
+        // blocking read of stdin (or a blocking capability) on tokio's pool
+        // cannot be cancelled, and must not keep the process alive.
+        runtime.shutdown_timeout(std::time::Duration::from_millis(500));
     }
     // Everything the command had to say is written and flushed: leave
     // without tearing down the engine and its threads (or, outside `mcp`,
