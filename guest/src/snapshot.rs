@@ -4,7 +4,9 @@
 //! instance of the committed component therefore starts with one state that
 //! has the standard libraries opened and the sandbox applied for the
 //! default `allow` (none), and the first session created in the instance
-//! takes it instead of building its own, adding only what is its own:
+//! with nothing allowed takes it instead of building its own (a session
+//! that allows names builds its own and leaves it), adding only what is its
+//! own:
 //! limits, capabilities, modules, clock, and a fresh `math.random` seed.
 //!
 //! What the snapshot holds is the same in every instance and public (it is
@@ -135,7 +137,11 @@ mod tests {
             },
             allow: allow.iter().map(|s| (*s).to_owned()).collect(),
             modules: Vec::new(),
-            capabilities: Vec::new(),
+            capabilities: vec![crate::vm::Capability {
+                name: "records.get".to_owned(),
+                min_args: 1,
+                max_args: 1,
+            }],
             deterministic: None,
         }
     }
@@ -167,6 +173,22 @@ mod tests {
         let later = Session::create(config(&[])).unwrap();
         for session in [&own, &first, &later] {
             assert_eq!(two(session), "[2,3.141592653589793]");
+            // The session's own limits and capabilities, not the template's
+            // build limits (one instruction, 1 KiB strings, none), are the
+            // ones in force.
+            let work = session.eval(
+                b"local n = 0 for i = 1, 5000 do n = n + i end \
+                  return n, #string.rep('x', 4096), type(records.get), type(records)",
+                "t",
+                &[],
+            );
+            match work.result {
+                Ok(Finished::Returned(values)) => {
+                    assert_eq!(values, r#"[12502500,4096,"function","table"]"#)
+                }
+                _ => panic!("the eval failed"),
+            }
+            assert!(work.stats.instructions > 5000);
         }
     }
 }

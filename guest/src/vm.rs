@@ -196,7 +196,9 @@ impl Vm {
     pub fn configure(&self, limits: Limits, capabilities: Vec<Capability>, clock: Option<i64>) {
         self.limits.set(limits);
         let fresh = self.capabilities.set(capabilities).is_ok();
-        debug_assert!(fresh, "configure runs once, on a Vm from new_unconfigured");
+        // A second configure would keep the first capabilities: trap rather
+        // than run a session with the wrong ones.
+        assert!(fresh, "configure runs once, on a Vm from new_unconfigured");
         self.clock.set(clock);
     }
 
