@@ -49,10 +49,4 @@ fn a_part_prints_its_figure_as_json() {
         serde_json::from_slice(&out.stdout).expect("the part prints JSON");
     let counts: Vec<usize> = figures.iter().map(|&(n, _, _)| n).collect();
     assert_eq!(counts, [1, 2]);
-    assert!(
-        figures
-            .iter()
-            .all(|&(_, rss, pss)| rss >= 0.0 && pss >= 0.0),
-        "{figures:?}"
-    );
 }

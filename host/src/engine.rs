@@ -624,6 +624,23 @@ mod tests {
         assert!(!stale.exists(), "a temporary file a killed process left");
         assert!(writing.exists(), "a temporary file being written");
         assert!(other.exists(), "a file that is not the cache's");
+        // When the file just written is among the newest, eight are kept.
+        let more: Vec<PathBuf> = (0..4)
+            .map(|i| aged(&format!("moonbox-{:016x}.cwasm", 100 + i), i + 1))
+            .collect();
+        super::prune(&dir, &more[0]);
+        let count = std::fs::read_dir(&dir)
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .ends_with(".cwasm")
+            })
+            .count();
+        assert_eq!(count, super::MAX_CACHE_FILES);
+        assert!(more.iter().all(|p| p.exists()), "the four newest stay");
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
