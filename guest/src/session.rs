@@ -57,7 +57,6 @@ struct Setup<'a> {
     allow: &'a Allow,
     modules: &'a [Module],
     seed: Option<i64>,
-    vm: &'a Vm,
     /// The state is the snapshot's, with the sandbox already open.
     from_snapshot: bool,
 }
@@ -156,7 +155,6 @@ impl Session {
             allow: &allow,
             modules: &config.modules,
             seed: config.deterministic.map(|(_, s)| s),
-            vm: &vm,
             from_snapshot,
         };
         // SAFETY: The state is fresh or the snapshot's, on which no script has
@@ -632,19 +630,13 @@ unsafe extern "C-unwind" fn setup_entry(l: *mut lua_State) -> c_int {
     // SAFETY: `protected` passes a pointer to the `Setup` on
     // `Session::create`'s frame, which outlives this call, as the only
     // argument; it is read as a shared reference. `lua_settop` then leaves the
-    // stack empty, as `sandbox::open` and `personalise` require, and each
-    // setup step runs in the protected mode it needs. The error raised when
-    // the stream is missing is a static string, so nothing owned is on this
-    // frame.
+    // stack empty, as `snapshot::build` and `personalise` require, and each
+    // setup step runs in the protected mode it needs.
     unsafe {
         let setup = &*(ffi::lua_touserdata(l, 1) as *const Setup);
         ffi::lua_settop(l, 0);
         if !setup.from_snapshot {
-            let Some(stdout) = setup.vm.stdout.get() else {
-                lua::push_bytes(l, b"the output stream is not open");
-                ffi::lua_error(l);
-            };
-            crate::snapshot::build(l, setup.allow, stdout);
+            crate::snapshot::build(l, setup.allow);
         }
         sandbox::personalise(l, setup.modules, setup.seed);
         capability::install(l);

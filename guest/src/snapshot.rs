@@ -77,42 +77,40 @@ pub fn take() -> Option<Box<Vm>> {
     TEMPLATE.with(|t| t.borrow_mut().take())
 }
 
-/// Opens the sandbox with nothing allowed, then collects the garbage the
-/// build left, so that the snapshot holds only live objects.
+/// Builds the template's sandbox, with nothing allowed (see [`build`]).
 ///
 /// # Safety
 /// Called by `lua::protected` on the template's state, with an empty stack
 /// apart from its argument.
 unsafe extern "C-unwind" fn build_entry(l: *mut lua_State) -> std::ffi::c_int {
     // SAFETY: `protected` runs this on the live template state in protected
-    // mode; `lua_settop` leaves the stack empty, as `sandbox::open` requires,
-    // and the state's stream was opened by `Vm::new`. The collection runs no
-    // finalizer, since no object with one exists yet.
+    // mode; `lua_settop` leaves the stack empty, as `build` requires.
     unsafe {
         ffi::lua_settop(l, 0);
-        let vm = Vm::from_state(l);
-        let Some(stdout) = vm.stdout.get() else {
-            lua::push_bytes(l, b"the output stream is not open");
-            ffi::lua_error(l);
-        };
-        build(l, &Allow::none(), stdout);
+        build(l, &Allow::none());
         0
     }
 }
 
 /// Builds the sandboxed state both ways start from, the snapshot's and a
-/// session's own: opens the sandbox with `allow`, installs `parallel`, then
-/// collects the garbage the build left, so that either way a session starts
-/// with the same live objects (and the same `peak_memory_bytes`).
+/// session's own: opens the sandbox with `allow` on the Vm's output stream,
+/// installs `parallel`, then collects the garbage the build left, so that
+/// either way a session starts with the same live objects (and the same
+/// `peak_memory_bytes`). Raises if the stream is not open.
 ///
 /// # Safety
-/// `l` is a live Vm-owned state in protected mode with an empty stack, and
-/// `stdout` is its Vm's stream. No object with a finalizer exists yet, so
-/// the collection runs none.
-pub unsafe fn build(l: *mut lua_State, allow: &Allow, stdout: &crate::output::Stdout) {
+/// `l` is a live Vm-owned state in protected mode with an empty stack. No
+/// object with a finalizer exists yet, so the collection runs none.
+pub unsafe fn build(l: *mut lua_State, allow: &Allow) {
     // SAFETY: The caller's contract is what `sandbox::open` and
-    // `parallel::install` need; each leaves the stack empty.
+    // `parallel::install` need; each leaves the stack empty. The error
+    // raised when the stream is missing is a static string, so nothing owned
+    // is on this frame.
     unsafe {
+        let Some(stdout) = Vm::from_state(l).stdout.get() else {
+            lua::push_bytes(l, b"the output stream is not open");
+            ffi::lua_error(l);
+        };
         sandbox::open(l, allow, stdout);
         crate::parallel::install(l);
         ffi::lua_gc(l, ffi::LUA_GCCOLLECT, 0);
