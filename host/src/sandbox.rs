@@ -229,11 +229,7 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     /// # Errors
     /// As for [`build`](Self::build).
     pub async fn build_async(self) -> Result<Sandbox<T>, Error> {
-        let sandbox = self.prepare()?;
-        Session::start(sandbox.inner.clone(), None)
-            .await
-            .map_err(probe_error)?;
-        Ok(sandbox)
+        self.build_probed(None).await.map(|(sandbox, _)| sandbox)
     }
 
     /// Builds the sandbox and hands back the session that proved its
@@ -253,8 +249,14 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     /// # Errors
     /// As for [`build`](Self::build).
     pub async fn build_with_session(self, ctx: T) -> Result<(Sandbox<T>, Session<T>), Error> {
+        self.build_probed(Some(Arc::new(ctx))).await
+    }
+
+    /// Prepares the sandbox and starts the session that proves it, with
+    /// `ctx` as its context (`None` for a throw-away probe).
+    async fn build_probed(self, ctx: Option<Arc<T>>) -> Result<(Sandbox<T>, Session<T>), Error> {
         let sandbox = self.prepare()?;
-        let session = Session::start(sandbox.inner.clone(), Some(Arc::new(ctx)))
+        let session = Session::start(sandbox.inner.clone(), ctx)
             .await
             .map_err(probe_error)?;
         Ok((sandbox, session))
