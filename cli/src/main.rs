@@ -227,13 +227,15 @@ fn main() -> ExitCode {
     // the calling thread (blocking capabilities still get tokio's blocking
     // pool); the MCP server, which serves clients at once, on one thread
     // per core.
-    let runtime = match &cli.command {
-        Command::Mcp { .. } => tokio::runtime::Builder::new_multi_thread()
+    let serving = matches!(cli.command, Command::Mcp { .. });
+    let runtime = if serving {
+        tokio::runtime::Builder::new_multi_thread()
             .enable_all()
-            .build(),
-        _ => tokio::runtime::Builder::new_current_thread()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
             .enable_time()
-            .build(),
+            .build()
     };
     let runtime = match runtime {
         Ok(rt) => rt,
@@ -242,7 +244,6 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let serving = matches!(cli.command, Command::Mcp { .. });
     let result = runtime.block_on(async {
         match &cli.command {
             Command::Run {
