@@ -8,6 +8,8 @@
 use moonbox::{Determinism, Engine, Limits, Sandbox};
 use serde_json::{Value, json};
 
+use crate::support::values;
+
 fn engines() -> Vec<(&'static str, Engine)> {
     vec![
         ("default allocator", Engine::shared().unwrap()),
@@ -16,10 +18,6 @@ fn engines() -> Vec<(&'static str, Engine)> {
             Engine::builder().pooling_allocator(true).build().unwrap(),
         ),
     ]
-}
-
-async fn values(sandbox: &Sandbox, code: &str) -> Vec<Value> {
-    sandbox.eval(code).await.unwrap().values
 }
 
 #[tokio::test]
