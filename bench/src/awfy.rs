@@ -36,8 +36,8 @@ pub(crate) struct Speed {
     pub inner: u32,
     pub moonbox: Summary,
     pub native: Summary,
-    /// Native `lua5.4` with the same count hook the guest sets (every
-    /// 1,000 instructions): how much of the ratio is the hook itself.
+    /// Native `lua5.4` with a count hook every 1,000 instructions, the
+    /// stock way to count instructions: what the guest's budget saves.
     pub native_hooked: Summary,
 }
 
@@ -47,7 +47,7 @@ impl Speed {
         self.moonbox.secs() / self.native.secs()
     }
 
-    /// moonbox time over native time with the same count hook.
+    /// moonbox time over native time with a count hook.
     pub fn hooked_ratio(&self) -> f64 {
         self.moonbox.secs() / self.native_hooked.secs()
     }

@@ -75,6 +75,10 @@ pub(crate) struct Options {
     /// `parallel`) and print its table.
     #[arg(long)]
     fan_out: bool,
+    /// Measure only the Are-We-Fast-Yet benchmarks (needs `--awfy`) and
+    /// print their table.
+    #[arg(long, requires = "awfy")]
+    awfy_only: bool,
     /// Evals of each side of the fan-out.
     #[arg(long, default_value_t = 10)]
     fan_out_runs: usize,
@@ -133,6 +137,23 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
             report::today()
         );
         report::fan_out_table(&mut s, fan_out);
+        println!("{s}");
+        return Ok(());
+    }
+    if o.awfy_only {
+        let dir = o.awfy.as_deref().context("--awfy-only needs --awfy DIR")?;
+        let awfy = awfy::run(dir, o.awfy_runs, |name| progress(&format!("awfy {name}")))
+            .await
+            .map_err(|e| format!("{e:#}"));
+        let mut s = format!(
+            "Command: `cargo run{} -p moonbox-bench -- --awfy-only --awfy DIR --awfy-runs {}`\n\
+             Machine: {}\nDate: {}\n",
+            release_flag(),
+            o.awfy_runs,
+            report::machine(),
+            report::today()
+        );
+        report::awfy_table(&mut s, &awfy);
         println!("{s}");
         return Ok(());
     }

@@ -285,45 +285,7 @@ pub(crate) fn markdown(r: &Report) -> String {
         }
     }
 
-    let _ = writeln!(s, "\n### Execution speed: Are-We-Fast-Yet\n");
-    match &r.awfy {
-        Ok(rows) => {
-            let _ = writeln!(
-                s,
-                "Each benchmark's `inner_benchmark_loop(n)` in a session with every guest limit metered, against native `lua5.4` (whole process minus a process that only loads the benchmark). Medians. The last two columns run native `lua5.4` with the count hook the guest sets (every 1,000 instructions): Lua 5.4 sends every instruction through its hook dispatcher while a count hook is set, so they show how much of the ratio is the hook and how much the wasm wall.\n"
-            );
-            let _ = writeln!(
-                s,
-                "| benchmark | n | moonbox | native lua5.4 | ratio | native with count hook | moonbox vs hooked native |"
-            );
-            let _ = writeln!(s, "|---|---|---|---|---|---|---|");
-            for x in rows {
-                let _ = writeln!(
-                    s,
-                    "| {} | {} | {} | {} | {} | {} | {} |",
-                    x.name,
-                    x.inner,
-                    stats::time(x.moonbox.median),
-                    stats::time(x.native.median),
-                    stats::ratio(x.ratio()),
-                    stats::time(x.native_hooked.median),
-                    stats::ratio(x.hooked_ratio())
-                );
-            }
-            let hooked: Vec<f64> = rows.iter().map(Speed::hooked_ratio).collect();
-            if let (Some(g), Some(h)) = (geomean(rows), stats::geometric_mean(&hooked)) {
-                let _ = writeln!(
-                    s,
-                    "| **geometric mean** | | | | **{}** | | **{}** |",
-                    stats::ratio(g),
-                    stats::ratio(h)
-                );
-            }
-        }
-        Err(why) => {
-            let _ = writeln!(s, "Not run: {why}.");
-        }
-    }
+    awfy_table(&mut s, &r.awfy);
 
     let _ = writeln!(s, "\n### Capability round trip\n");
     let _ = writeln!(
@@ -375,6 +337,14 @@ fn targets(r: &Report) -> Vec<Target> {
         _ => r.fresh,
     };
     let not_run = || "not run".to_owned();
+    let awfy = || {
+        r.awfy
+            .as_ref()
+            .ok()
+            .and_then(|rows| geomean(rows))
+            .map(|g| (stats::ratio(g), g))
+            .ok_or_else(not_run)
+    };
     vec![
         Target {
             wording: "fresh sandbox p50 <= 20 µs",
@@ -419,14 +389,14 @@ fn targets(r: &Report) -> Vec<Target> {
             lower_is_better: true,
         },
         Target {
-            wording: "AWFY geometric mean <= 1.3x native",
-            measured: r
-                .awfy
-                .as_ref()
-                .ok()
-                .and_then(|rows| geomean(rows))
-                .map(|g| (stats::ratio(g), g))
-                .ok_or_else(not_run),
+            wording: "AWFY geometric mean <= 2.0x native",
+            measured: awfy(),
+            goal: 2.0,
+            lower_is_better: true,
+        },
+        Target {
+            wording: "AWFY geometric mean <= 1.3x native (the goal)",
+            measured: awfy(),
             goal: 1.3,
             lower_is_better: true,
         },
@@ -437,6 +407,49 @@ fn targets(r: &Report) -> Vec<Target> {
             lower_is_better: true,
         },
     ]
+}
+
+/// The Are-We-Fast-Yet table, or why it was not run.
+pub(crate) fn awfy_table(s: &mut String, awfy: &Row<Vec<Speed>>) {
+    let _ = writeln!(s, "\n### Execution speed: Are-We-Fast-Yet\n");
+    match awfy {
+        Ok(rows) => {
+            let _ = writeln!(
+                s,
+                "Each benchmark's `inner_benchmark_loop(n)` in a session with every guest limit metered, against native `lua5.4` (whole process minus a process that only loads the benchmark). Medians. The last two columns run native `lua5.4` with a count hook every 1,000 instructions, the stock way to count instructions: Lua then sends every instruction through its hook dispatcher, so they show what the budget saves and how much of the ratio is the wasm wall.\n"
+            );
+            let _ = writeln!(
+                s,
+                "| benchmark | n | moonbox | native lua5.4 | ratio | native with count hook | moonbox vs hooked native |"
+            );
+            let _ = writeln!(s, "|---|---|---|---|---|---|---|");
+            for x in rows {
+                let _ = writeln!(
+                    s,
+                    "| {} | {} | {} | {} | {} | {} | {} |",
+                    x.name,
+                    x.inner,
+                    stats::time(x.moonbox.median),
+                    stats::time(x.native.median),
+                    stats::ratio(x.ratio()),
+                    stats::time(x.native_hooked.median),
+                    stats::ratio(x.hooked_ratio())
+                );
+            }
+            let hooked: Vec<f64> = rows.iter().map(Speed::hooked_ratio).collect();
+            if let (Some(g), Some(h)) = (geomean(rows), stats::geometric_mean(&hooked)) {
+                let _ = writeln!(
+                    s,
+                    "| **geometric mean** | | | | **{}** | | **{}** |",
+                    stats::ratio(g),
+                    stats::ratio(h)
+                );
+            }
+        }
+        Err(why) => {
+            let _ = writeln!(s, "Not run: {why}.");
+        }
+    }
 }
 
 /// The fan-out section: the same calls one after another and through
