@@ -1,12 +1,34 @@
-//! Builds the setjmp/longjmp runtime that Lua's error handling needs on
-//! wasm32 with exceptions, and the empty `wasi-emulated-signal` archive that
-//! lua-src names on its link line. See c/setjmp.c.
+//! Builds the C parts of the guest:
+//!
+//! - **Lua 5.4.9** from the pristine sources that the pinned `lua-src` crate
+//!   ships, with `lua/budget.diff` applied (the instruction budget; the diff
+//!   explains itself). Nothing patched is committed: the sources are copied
+//!   into `OUT_DIR` and changed there.
+//! - The setjmp/longjmp runtime that Lua's error handling needs on wasm32
+//!   with exceptions, and the empty `wasi-emulated-signal` archive that the
+//!   WASI build of Lua expects (see c/setjmp.c).
+//!
+//! For a native target (the guest's unit tests) only Lua is built.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::{env, fs};
+
+/// The `lua-src` release whose sources are patched; `Cargo.toml` pins the
+/// same version.
+const LUA_SRC: &str = "lua-src";
+const LUA_DIR: &str = "lua-5.4.9";
 
 fn main() {
     println!("cargo:rerun-if-changed=c");
-    let target = std::env::var("TARGET").unwrap_or_default();
-    if !target.starts_with("wasm32") {
-        // A native `cargo check` of the guest has nothing to link.
+    println!("cargo:rerun-if-changed=lua/budget.diff");
+    println!("cargo:rerun-if-env-changed=MOONBOX_LUA_SRC");
+    let target = env::var("TARGET").unwrap_or_default();
+    let wasm = target.starts_with("wasm32");
+    let out = PathBuf::from(env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let sources = patched_sources(&out);
+    build_lua(&sources, wasm);
+    if !wasm {
         return;
     }
     cc::Build::new()
@@ -20,4 +42,127 @@ fn main() {
         .file("c/empty.c")
         .flag("-fno-lto")
         .compile("wasi-emulated-signal");
+}
+
+/// Compiles the patched sources as `liblua5.4.a`, with the settings
+/// `lua-src` uses for the same target.
+fn build_lua(sources: &Path, wasm: bool) {
+    let mut build = cc::Build::new();
+    build
+        .include(sources)
+        .warnings(false)
+        .flag_if_supported("-fno-common")
+        .define("LUA_COMPAT_5_3", None)
+        .define("LUA_USE_POSIX", None);
+    if wasm {
+        build
+            .define("_WASI_EMULATED_SIGNAL", None)
+            .flag("-mllvm")
+            .flag("-wasm-enable-eh")
+            .flag("-mllvm")
+            .flag("-wasm-use-legacy-eh=false")
+            .flag("-mllvm")
+            .flag("-wasm-enable-sjlj");
+    }
+    let mut files: Vec<PathBuf> = fs::read_dir(sources)
+        .expect("the patched sources were just written")
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "c"))
+        // The stand-alone interpreter and compiler have their own `main`.
+        .filter(|path| !path.ends_with("lua.c") && !path.ends_with("luac.c"))
+        .collect();
+    files.sort();
+    build.files(files).compile("lua5.4");
+}
+
+/// Copies the pristine Lua sources into `out/lua` and applies the diff.
+fn patched_sources(out: &Path) -> PathBuf {
+    let pristine = pristine_sources();
+    let dest = out.join("lua");
+    let _ = fs::remove_dir_all(&dest);
+    fs::create_dir_all(&dest).expect("creating OUT_DIR/lua");
+    for entry in fs::read_dir(&pristine)
+        .unwrap_or_else(|e| panic!("reading the Lua sources in {}: {e}", pristine.display()))
+    {
+        let path = entry.expect("listing the Lua sources").path();
+        if path.is_file() {
+            let name = path.file_name().expect("a file has a name");
+            fs::copy(&path, dest.join(name)).expect("copying a Lua source");
+        }
+    }
+    let diff = fs::read_to_string("lua/budget.diff").expect("reading lua/budget.diff");
+    for (file, patch) in split_diff(&diff) {
+        let path = dest.join(&file);
+        let base = fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("lua/budget.diff names {file}, which is missing: {e}"));
+        let parsed = diffy::Patch::from_str(&patch)
+            .unwrap_or_else(|e| panic!("lua/budget.diff: the part for {file} is malformed: {e}"));
+        let patched = diffy::apply(&base, &parsed).unwrap_or_else(|e| {
+            panic!("lua/budget.diff does not apply to {file} of {LUA_SRC} {LUA_DIR}: {e}")
+        });
+        fs::write(&path, patched).expect("writing a patched Lua source");
+    }
+    dest
+}
+
+/// The diff's parts, one per file: everything from one `diff ` line to the
+/// next. Text before the first is the diff's description.
+fn split_diff(diff: &str) -> Vec<(String, String)> {
+    let mut parts: Vec<(String, String)> = Vec::new();
+    for line in diff.split_inclusive('\n') {
+        if let Some(rest) = line.strip_prefix("diff ") {
+            let file = rest
+                .split_whitespace()
+                .last()
+                .and_then(|b| b.strip_prefix("b/"))
+                .expect("a `diff` line ends with b/FILE")
+                .to_string();
+            parts.push((file, String::new()));
+        } else if let Some((_, patch)) = parts.last_mut() {
+            patch.push_str(line);
+        }
+    }
+    parts
+}
+
+/// Where the pinned `lua-src` crate's Lua 5.4 sources are: `MOONBOX_LUA_SRC`
+/// when set, else found through `cargo metadata` (offline: the crate is a
+/// build dependency, so cargo has already fetched it).
+fn pristine_sources() -> PathBuf {
+    if let Some(dir) = env::var_os("MOONBOX_LUA_SRC") {
+        return PathBuf::from(dir);
+    }
+    let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let manifest =
+        Path::new(&env::var("CARGO_MANIFEST_DIR").expect("cargo sets it")).join("Cargo.toml");
+    let output = Command::new(cargo)
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--offline",
+            "--locked",
+            "--manifest-path",
+        ])
+        .arg(&manifest)
+        .output()
+        .expect("running cargo metadata to find the lua-src crate");
+    assert!(
+        output.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON");
+    let manifest_path = metadata["packages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|p| p["name"] == LUA_SRC)
+        .and_then(|p| p["manifest_path"].as_str())
+        .expect("lua-src is a build dependency of the guest");
+    Path::new(manifest_path)
+        .parent()
+        .expect("a manifest is in a directory")
+        .join(LUA_DIR)
 }

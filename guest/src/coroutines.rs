@@ -1,12 +1,10 @@
 //! The coroutine library's entry points that the limits need to see.
 //!
-//! - `create` and `wrap` charge [`COROUTINE_COST`] and give the new thread the
-//!   coroutine step of the count hook (see `limits`).
+//! - `create` and `wrap` charge [`COROUTINE_COST`] (see `limits`).
 //! - `wrap`'s function and `close` follow the reference implementation,
 //!   except that once a limit has tripped they do not run the dead
-//!   coroutine's pending `__close` handlers. A trip raised by the count hook
-//!   leaves the dying coroutine with hooks off (Lua only turns them back on
-//!   at a protected call), so those handlers would run unmetered.
+//!   coroutine's pending `__close` handlers: the eval is over, and they
+//!   would only meet the trip again.
 
 use std::ffi::c_int;
 
@@ -60,8 +58,7 @@ unsafe fn raise_if_tripped(l: *mut lua_State) {
 
 /// Calls the original `create` (upvalue 1) on this call's arguments, after
 /// checking them (here, so that the message names the function the script
-/// called) and charging for it, and arms the new thread's hook. Leaves the
-/// thread on top.
+/// called) and charging for it. Leaves the thread on top.
 ///
 /// # Safety
 /// `l` runs a C closure whose first upvalue is the original `coroutine.create`,
@@ -72,22 +69,18 @@ unsafe fn create_thread(l: *mut lua_State) -> *mut lua_State {
     // Vm-owned state in protected mode. `luaL_checktype`, `charge` and the
     // original may raise, and this frame owns nothing. The original leaves the
     // new thread on top, so `lua_tothread` returns it (or null), and the stack
-    // keeps it alive while its hook is set.
+    // keeps it alive.
     unsafe {
         ffi::luaL_checktype(l, 1, ffi::LUA_TFUNCTION);
         if limits::charge(l, COROUTINE_COST) {
             ffi::lua_error(l);
         }
         lua::call_original(l, 1);
-        let co = ffi::lua_tothread(l, -1);
-        if !co.is_null() {
-            limits::arm_coroutine(co);
-        }
-        co
+        ffi::lua_tothread(l, -1)
     }
 }
 
-/// `coroutine.create`, charged, with the coroutine step of the hook.
+/// `coroutine.create`, charged.
 ///
 /// # Safety
 /// Called by Lua only, as the closure `install` makes.
@@ -179,7 +172,7 @@ unsafe extern "C-unwind" fn wrapped_call(l: *mut lua_State) -> c_int {
         let mut status = ffi::lua_status(co);
         if status != ffi::LUA_OK && status != ffi::LUA_YIELD {
             // The error is in the coroutine: close its to-be-closed variables.
-            status = ffi::lua_closethread(co, l);
+            status = lua::lua_closethread(co, l);
             ffi::lua_xmove(co, l, 1);
             raise_if_tripped(l);
         }
@@ -240,7 +233,7 @@ unsafe extern "C-unwind" fn close_entry(l: *mut lua_State) -> c_int {
         if status == c"running" || status == c"normal" {
             return ffi::luaL_error(l, c"cannot close a %s coroutine".as_ptr(), status.as_ptr());
         }
-        if ffi::lua_closethread(co, l) == ffi::LUA_OK {
+        if lua::lua_closethread(co, l) == ffi::LUA_OK {
             ffi::lua_pushboolean(l, 1);
             1
         } else {

@@ -4,7 +4,7 @@
 //! Layout:
 //! - `vm`: the Lua state, its allocator (heap and string limits) and per-eval
 //!   counters;
-//! - `limits`: the count hook (instruction and call-depth limits) and the
+//! - `limits`: the instruction budget (instruction and call-depth limits) and the
 //!   helpers that raise the guest's own errors (a tripped limit, a tagged
 //!   error);
 //! - `output`: `print` and `io.stdout`, writing to the host's stream;

@@ -1,14 +1,17 @@
-//! The count hook: instruction and call-depth limits, and the rule that a
-//! tripped limit cannot be caught.
+//! The instruction budget: instruction and call-depth limits, and the rule
+//! that a tripped limit cannot be caught.
 //!
-//! The hook runs every [`STEP`] VM instructions on the main thread and every
-//! [`COROUTINE_STEP`] in coroutines. Each thread counts on its own, and what
-//! a thread runs after its last hook is never counted, so coroutines use a
-//! finer step: a script cannot hide much work in many short coroutines.
-//! Once any limit
-//! has tripped, the hook re-arms itself to run on *every* instruction and
-//! raises the limit's error again, so a script that catches the error with
-//! `pcall` cannot make progress: the eval still ends with the limit's kind.
+//! The VM counts the instructions it runs in one counter per state, shared
+//! by every coroutine (a small change to Lua, `lua/budget.diff`), and calls
+//! [`budget`] at a loop back-edge or function entry once the count reaches
+//! the check point. The check point is the next [`STEP`] instructions or the
+//! limit, whichever comes first, so the call depth is checked every `STEP`
+//! instructions and the instruction limit trips at exactly
+//! `max-instructions + 1`. Once any limit has tripped, the check point is 0
+//! and a count hook runs on every instruction ([`arm_tripped`]): the next
+//! instruction raises the limit's error again, so a script that catches the
+//! error with `pcall` cannot make progress and the eval still ends with the
+//! limit's kind.
 //!
 //! The guest's own errors are raised through the helpers at the end:
 //! [`raise_trip`] for a limit (or an allowed `os.exit`), [`raise_tagged`]
@@ -20,53 +23,104 @@ use std::ffi::c_int;
 use crate::lua::{self, Raise, ffi, lua_State};
 use crate::vm::{ErrorKind, Kind, Vm};
 
-/// Instructions between two runs of the hook.
-pub const STEP: c_int = 1000;
+/// Instructions between two checks of the call depth.
+pub const STEP: u64 = 1000;
 
-/// Instructions between two runs of the hook in a coroutine.
-pub const COROUTINE_STEP: c_int = 100;
+/// The budget function the VM calls once the count reaches the check point.
+type Budget = unsafe extern "C-unwind" fn(l: *mut lua_State);
 
-/// Installs the count hook on `l` with the normal step.
-///
-/// # Safety
-/// `l` is a live state owned by a [`Vm`].
-pub unsafe fn arm(l: *mut lua_State) {
-    // SAFETY: `lua_sethook` only stores the hook, its mask and its count in the
-    // thread `l`, which the caller says is live; it neither allocates nor
-    // raises, so it is sound outside a protected call. `count_hook` is sound on
-    // any thread of a Vm-owned state, which is the only kind it is installed
-    // on.
-    unsafe { ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, STEP) };
+// The instruction budget that `lua/budget.diff` adds to Lua's API.
+unsafe extern "C-unwind" {
+    fn lua_setbudget(l: *mut lua_State, f: Option<Budget>, check: u64);
+    fn lua_getcount(l: *mut lua_State) -> u64;
+    fn lua_setcount(l: *mut lua_State, count: u64);
 }
 
-/// Makes the count hook run on every instruction of `l`, so that it raises
-/// a tripped limit again at once.
+/// The instructions counted since the count was last set.
+///
+/// # Safety
+/// `l` is a live state (any of its threads).
+pub unsafe fn count(l: *mut lua_State) -> u64 {
+    // SAFETY: `lua_getcount` reads one field of the live state's global
+    // part; it neither allocates nor raises.
+    unsafe { lua_getcount(l) }
+}
+
+/// Sets the count (0 before each eval; more when a C function charges).
+///
+/// # Safety
+/// `l` is a live state (any of its threads).
+pub unsafe fn set_count(l: *mut lua_State, count: u64) {
+    // SAFETY: As in `count`: one field written, no allocation, no raise.
+    unsafe { lua_setcount(l, count) }
+}
+
+/// Sets the check point for the count: the next [`STEP`] instructions, or
+/// just past the limit.
 ///
 /// # Safety
 /// `l` is a live state owned by a [`Vm`]. Neither allocates nor raises.
-pub unsafe fn arm_tripped(l: *mut lua_State) {
-    // SAFETY: As in `arm`: `lua_sethook` only writes fields of the live thread
-    // `l`, without allocating or raising, which is why `Vm::trip` may call this
-    // from inside the allocator.
-    unsafe { ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, 1) };
+pub unsafe fn arm(l: *mut lua_State) {
+    // SAFETY: `Vm::from_state` is valid for a Vm-owned state (caller).
+    // `lua_setbudget` only stores the function and the check point in the
+    // state's global part, without allocating or raising, so this is sound
+    // outside a protected call. `budget` is sound on any thread of a
+    // Vm-owned state, which is the only kind it is installed on.
+    unsafe {
+        let vm = Vm::from_state(l);
+        let check = count(l)
+            .saturating_add(STEP)
+            .min(vm.limits().max_instructions.saturating_add(1));
+        lua_setbudget(l, Some(budget), check);
+    }
 }
 
-/// Installs the count hook on a new coroutine.
+/// Makes the script stop at once after a trip: the VM calls [`budget`] at
+/// its next back-edge or call, and a count hook on `l` and on the main
+/// thread runs before every instruction, so that even straight-line code
+/// runs no further. Both raise the trip again.
 ///
 /// # Safety
-/// `co` is a live thread of a Vm-owned state.
-pub unsafe fn arm_coroutine(co: *mut lua_State) {
-    // SAFETY: As in `arm`: `co` is a live thread of a Vm-owned state (caller),
-    // and `lua_sethook` only writes its hook fields, without allocating or
-    // raising.
-    unsafe { ffi::lua_sethook(co, Some(count_hook), ffi::LUA_MASKCOUNT, COROUTINE_STEP) };
+/// `l` is a live thread of a state owned by a [`Vm`]. Neither allocates nor
+/// raises.
+pub unsafe fn arm_tripped(l: *mut lua_State) {
+    // SAFETY: `Vm::from_state` only reads the state's allocator data (the
+    // caller says it is a Vm's). `lua_setbudget` and `lua_sethook` only write
+    // fields of the live state and its threads, without allocating or
+    // raising, which is why `Vm::trip` may call this from inside the
+    // allocator. `tripped_hook` is sound on any thread of a Vm-owned state.
+    unsafe {
+        lua_setbudget(l, Some(budget), 0);
+        ffi::lua_sethook(l, Some(tripped_hook), ffi::LUA_MASKCOUNT, 1);
+        let main = Vm::from_state(l).state();
+        if !main.is_null() && main != l {
+            ffi::lua_sethook(main, Some(tripped_hook), ffi::LUA_MASKCOUNT, 1);
+        }
+    }
 }
 
-/// Instructions charged for creating a coroutine: paid up front for what
-/// the new thread may run after its last hook. Without it, a tree of
-/// coroutines that each start children within their first 99 instructions
-/// would run uncounted.
-pub const COROUTINE_COST: u64 = COROUTINE_STEP as u64;
+/// The hook [`arm_tripped`] sets: raises the trip again, or, in a later eval
+/// where nothing has tripped, removes itself.
+///
+/// # Safety
+/// Called by Lua only, on threads of Vm-owned states.
+unsafe extern "C-unwind" fn tripped_hook(l: *mut lua_State, _ar: *mut ffi::lua_Debug) {
+    // SAFETY: Lua runs hooks on live threads with `LUA_MINSTACK` free slots,
+    // inside a protected call, and `arm_tripped` sets this one only on
+    // threads of Vm-owned states. `push_trip` moves nothing owned onto this
+    // frame before it may raise, so `lua_error` unwinds nothing with a
+    // destructor; `lua_sethook` only writes the thread's hook fields.
+    unsafe {
+        if Vm::from_state(l).push_trip(l) {
+            ffi::lua_error(l);
+        }
+        ffi::lua_sethook(l, None, 0, 0);
+    }
+}
+
+/// Instructions charged for creating a coroutine: the thread's creation is
+/// work in C that the count does not see.
+pub const COROUTINE_COST: u64 = 100;
 
 /// Instructions charged for each capability call, so a script cannot spend
 /// unbounded host time inside a loop of a few instructions.
@@ -81,17 +135,19 @@ pub const CAPABILITY_COST: u64 = 100;
 pub unsafe fn charge(l: *mut lua_State, cost: u64) -> bool {
     // SAFETY: The caller is a C function on a live thread of a Vm-owned state,
     // so `Vm::from_state` is valid and Lua has given it free slots for the one
-    // message `hook_body` or `raise_trip` pushes. That push may raise a memory
+    // message `push_trip` or `raise_trip` pushes. That push may raise a memory
     // error; by then the message has moved into the Vm, so nothing owned is
     // left on this frame.
     unsafe {
         let vm = Vm::from_state(l);
         if vm.has_tripped() {
-            return hook_body(l);
+            arm_tripped(l);
+            vm.push_trip(l);
+            return true;
         }
-        let count = vm.instructions.get() + cost;
-        vm.instructions.set(count);
-        if count > vm.limits().max_instructions {
+        let total = count(l).saturating_add(cost);
+        set_count(l, total);
+        if total > vm.limits().max_instructions {
             let message = format!(
                 "{}instruction limit exceeded (max-instructions is {})",
                 lua::position(l, 1),
@@ -103,52 +159,36 @@ pub unsafe fn charge(l: *mut lua_State, cost: u64) -> bool {
     }
 }
 
-/// The step a thread should count with.
+/// The budget function: checks the limits and raises a trip.
 ///
 /// # Safety
-/// `l` is a live thread with a free slot (a hook has `LUA_MINSTACK`).
-unsafe fn step_for(l: *mut lua_State) -> c_int {
-    // SAFETY: `l` is a live thread inside a hook, which Lua runs with
-    // `LUA_MINSTACK` free slots; `lua_pushthread` pushes `l` itself without
-    // allocating, and the value is popped at once.
+/// Called by the VM only, as the function `arm` and `arm_tripped` install.
+unsafe extern "C-unwind" fn budget(l: *mut lua_State) {
+    // SAFETY: The VM calls this only on threads of live Vm-owned states (the
+    // only ones `arm` installs it on), with the running function's `pc`
+    // saved and `LUA_MINSTACK` free slots (`luaG_budget`), and only while Lua
+    // code runs, which is always inside a protected call (an eval's, or the
+    // one Lua puts around each finalizer). When `check` returns `true` it has
+    // pushed the error and holds nothing owned, so `lua_error` unwinds only
+    // frames without destructors.
     unsafe {
-        let main = ffi::lua_pushthread(l) == 1;
-        ffi::lua_pop(l, 1);
-        if main { STEP } else { COROUTINE_STEP }
-    }
-}
-
-/// The count hook: counts instructions, checks the limits and raises a trip.
-///
-/// # Safety
-/// Called by Lua only, as the hook `arm`, `arm_tripped` and `arm_coroutine`
-/// install.
-unsafe extern "C-unwind" fn count_hook(l: *mut lua_State, _ar: *mut ffi::lua_Debug) {
-    // SAFETY: Lua runs this hook only on threads where `arm`, `arm_tripped` or
-    // `arm_coroutine` installed it, all threads of live Vm-owned states, and
-    // only while Lua code runs, which is always inside a protected call (an
-    // eval's, or the one Lua puts around each finalizer). When `hook_body`
-    // returns `true` it has pushed the error and holds nothing owned, so
-    // `lua_error` unwinds only frames without destructors.
-    unsafe {
-        if hook_body(l) {
+        if check(l) {
             ffi::lua_error(l);
         }
     }
 }
 
-/// Counts instructions and checks the limits. Returns `true` with the error
-/// message pushed when the hook must raise.
+/// Checks the limits and sets the next check point. Returns `true` with the
+/// error message pushed when the VM must raise.
 ///
 /// # Safety
-/// `l` is a live thread of a Vm-owned state, inside the count hook.
-unsafe fn hook_body(l: *mut lua_State) -> bool {
-    // SAFETY: The hook runs on a live thread of a Vm-owned state with
-    // `LUA_MINSTACK` free slots (see `count_hook`), so `Vm::from_state` is
-    // valid and the one message pushed on a trip fits. `lua_gethookcount` and
-    // `lua_sethook` read and write fields of `l`; all-zero is a valid
-    // `lua_Debug`, which `lua_getstack` only fills. Each message moves into the
-    // Vm before the push that may raise a memory error.
+/// `l` is a live thread of a Vm-owned state, inside [`budget`].
+unsafe fn check(l: *mut lua_State) -> bool {
+    // SAFETY: `budget` runs on a live thread of a Vm-owned state with
+    // `LUA_MINSTACK` free slots, so `Vm::from_state` is valid and the one
+    // message pushed on a trip fits. All-zero is a valid `lua_Debug`, which
+    // `lua_getstack` only fills. Each message moves into the Vm before the
+    // push that may raise a memory error.
     unsafe {
         let vm = Vm::from_state(l);
         if vm.has_tripped() {
@@ -156,16 +196,8 @@ unsafe fn hook_body(l: *mut lua_State) -> bool {
             vm.push_trip(l);
             return true;
         }
-        let step = ffi::lua_gethookcount(l);
-        let expected = step_for(l);
-        if step != expected {
-            // The thread was re-armed by a trip in an earlier eval.
-            ffi::lua_sethook(l, Some(count_hook), ffi::LUA_MASKCOUNT, expected);
-        }
-        let count = vm.instructions.get() + u64::try_from(step).unwrap_or(0);
-        vm.instructions.set(count);
         let limits = vm.limits();
-        if count > limits.max_instructions {
+        if count(l) > limits.max_instructions {
             let message = format!(
                 "{}instruction limit exceeded (max-instructions is {})",
                 lua::position(l, 0),
@@ -183,18 +215,19 @@ unsafe fn hook_body(l: *mut lua_State) -> bool {
             );
             return raise_trip(l, vm, Kind::Error(ErrorKind::CallDepth), message);
         }
+        arm(l);
         false
     }
 }
 
-/// Records a trip (the message moves into the Vm), arms the hook on `l` and
-/// pushes the message. Always returns `true`: the caller raises.
+/// Records a trip (the message moves into the Vm), sets the check point to
+/// 0 and pushes the message. Always returns `true`: the caller raises.
 ///
 /// # Safety
 /// `l` is a live thread of the Vm's state with a free stack slot.
 pub unsafe fn raise_trip(l: *mut lua_State, vm: &Vm, kind: Kind, message: String) -> bool {
     // SAFETY: `vm.trip` moves the message into the Vm before anything can
-    // raise; `arm_tripped` only writes hook fields of the live thread `l`;
+    // raise; `arm_tripped` only writes two fields of the live state;
     // `push_trip` pushes the recorded message into the free slot the caller
     // guarantees and may raise a memory error, with nothing owned left on this
     // frame.

@@ -2,8 +2,8 @@
 //!
 //! The guest talks to Lua through the raw bindings of `mlua-sys` (the FFI
 //! crate under mlua) rather than a safe layer, because it needs what such a
-//! layer hides: a custom allocator (for the heap and string limits), a count
-//! hook that raises errors, and errors raised as plain Lua strings so scripts
+//! layer hides: a custom allocator (for the heap and string limits), a budget
+//! function that raises errors, and errors raised as plain Lua strings so scripts
 //! see exactly what the reference interpreter would show.
 //!
 //! Every function that raises a Lua error (`lua_error`) unwinds through the
@@ -19,9 +19,9 @@
 //! The `// SAFETY:` comments in the guest rest on these facts:
 //! - **Live states.** Every `lua_State` the guest touches is a thread of a
 //!   state that `Vm::new` created and has not closed. The guest registers its
-//!   C functions and its count hook only on such states, so the `l` they
+//!   C functions and its budget function only on such states, so the `l` they
 //!   receive is one, and `Vm::from_state(l)` is the owning Vm.
-//! - **Stack room.** Lua runs a C function or a hook with at least
+//! - **Stack room.** Lua runs a C function, a hook or the budget function with at least
 //!   `LUA_MINSTACK` (20) free slots, and a state's base frame has as many.
 //!   The guest pushes a handful of values at a time and pops them again;
 //!   code that pushes a number of values chosen by a script (the JSON
@@ -38,6 +38,13 @@
 pub use mlua_sys as ffi;
 pub use mlua_sys::lua_State;
 use std::ffi::{c_char, c_int};
+
+// Declared by mlua-sys only for the Lua it builds itself; the guest's Lua
+// (5.4.9, built by build.rs) has it.
+unsafe extern "C-unwind" {
+    /// Resets a thread, closing its pending to-be-closed variables.
+    pub fn lua_closethread(l: *mut lua_State, from: *mut lua_State) -> c_int;
+}
 
 /// Marker returned by a C function body when it has pushed an error value
 /// and wants the entry point to raise it.

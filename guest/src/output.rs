@@ -104,7 +104,7 @@ unsafe fn print_body(l: *mut lua_State) -> Result<c_int, Raise> {
     }
 }
 
-/// Pushes the tripped limit's message and arms the hook on `l`.
+/// Pushes the tripped limit's message and sets the budget's check point to 0.
 ///
 /// # Safety
 /// `l` is a live thread of `vm`'s state with a free slot, and a trip is
@@ -112,7 +112,7 @@ unsafe fn print_body(l: *mut lua_State) -> Result<c_int, Raise> {
 unsafe fn raise_trip(l: *mut lua_State, vm: &Vm) -> Raise {
     // SAFETY: `print_body` calls this only after `write` refused, which it does
     // only once a trip is recorded, so `push_trip` pushes that message into the
-    // free slot `print` has; `arm_tripped` only writes hook fields of the live
+    // free slot `print` has; `arm_tripped` only writes two fields of the live
     // thread `l`. A memory error from the push leaves nothing owned behind.
     unsafe {
         crate::limits::arm_tripped(l);

@@ -114,7 +114,6 @@ unsafe fn parallel_body(l: *mut lua_State) -> Result<c_int, Raise> {
                 return Err(abort(l, vm, mark, depth));
             }
             let co = ffi::lua_newthread(l);
-            limits::arm_coroutine(co);
             ffi::lua_rawseti(l, TASKS, item as i64);
             ffi::lua_pushvalue(l, FUNC);
             ffi::lua_rawgeti(l, ITEMS, item as i64);
@@ -289,7 +288,7 @@ unsafe fn step(
                     // As `coroutine.wrap` does: close the failed coroutine's
                     // to-be-closed variables; a `__close` error replaces the
                     // error.
-                    ffi::lua_closethread(co, l);
+                    lua::lua_closethread(co, l);
                 }
                 ffi::lua_xmove(co, l, 1);
                 ffi::lua_pushnil(l);
@@ -327,7 +326,7 @@ unsafe fn abort(l: *mut lua_State, vm: &Vm, mark: usize, depth: usize) -> Raise 
         while ffi::lua_next(l, TASKS) != 0 {
             let co = ffi::lua_tothread(l, -1);
             if !co.is_null() && ffi::lua_status(co) == ffi::LUA_YIELD {
-                ffi::lua_closethread(co, l);
+                lua::lua_closethread(co, l);
             }
             ffi::lua_pop(l, 1);
         }

@@ -180,29 +180,15 @@ unsafe fn open_io(
 }
 
 /// `debug`: always rebuilt, since even when `debug` is allowed, `sethook`
-/// (which would replace the count hook) must be allowed by name; an allowed
-/// `gethook` hides the count hook.
+/// (a hook runs script code at every line or call) must be allowed by name.
+/// The limits do not use hooks, so a script's hook cannot turn them off.
 ///
 /// # Safety
 /// As for [`open_io`].
 unsafe fn open_debug(l: *mut lua_State, globals: c_int, loaded: c_int, allow: &Allow) {
-    // SAFETY: As in `open_io`. `replace_library` leaves the new `debug` table
-    // in `_G`; `gethook` is wrapped only when it is a function, which becomes
-    // the closure's upvalue 1 as `gethook_entry` expects, and every value
-    // pushed is stored or popped.
+    // SAFETY: As in `open_io`.
     unsafe {
         replace_library(l, globals, loaded, "debug", DEBUG, allow, &["traceback"]);
-        lua::get_field(l, globals, "debug");
-        let debug = ffi::lua_gettop(l);
-        if lua::get_field(l, debug, "gethook") == ffi::LUA_TFUNCTION
-            && allow.has_in("debug", "gethook")
-        {
-            ffi::lua_pushcclosure(l, gethook_entry, 1);
-            lua::set_field(l, debug, "gethook");
-        } else {
-            ffi::lua_pop(l, 1);
-        }
-        ffi::lua_pop(l, 1);
     }
 }
 
@@ -520,33 +506,9 @@ unsafe extern "C-unwind" fn setlocale_entry(l: *mut lua_State) -> c_int {
     }
 }
 
-/// `debug.gethook`, hiding the sandbox's own count hook: a thread without a
-/// script hook reports none, as in the reference interpreter.
-///
-/// # Safety
-/// Called by Lua only, as the closure `open_debug` makes (upvalue 1: the
-/// original `debug.gethook`).
-unsafe extern "C-unwind" fn gethook_entry(l: *mut lua_State) -> c_int {
-    // SAFETY: Lua calls this closure on a live thread inside a protected call.
-    // `call_original` calls the original in upvalue 1 and leaves its results
-    // from index 1, where `string_bytes` reads the first without converting;
-    // `lua_settop` and the push of nil neither allocate nor raise.
-    unsafe {
-        lua::call_original(l, ffi::LUA_MULTRET);
-        if lua::string_bytes(l, 1) == Some(b"external hook") {
-            ffi::lua_settop(l, 0);
-            ffi::lua_pushnil(l);
-            return 1;
-        }
-        ffi::lua_gettop(l)
-    }
-}
-
 /// `xpcall`, as the reference implements it, except that the message
 /// handler is guarded: once a limit has tripped, the script's handler is not
-/// called. The count hook raises a trip from inside a hook, where Lua has
-/// turned hooks off until the next protected boundary; a handler run at that
-/// moment would run unmetered.
+/// called: the eval is over, and the handler would only meet the trip again.
 ///
 /// # Safety
 /// Called by Lua only, as `xpcall`.

@@ -191,9 +191,9 @@ impl Session {
                 unsafe { lua::to_bytes(state, -1) }.unwrap_or(b"error while creating the session");
             return Err(String::from_utf8_lossy(msg).into_owned());
         }
-        // SAFETY: The state is live, and `arm` only sets its hook fields. The
-        // hook is installed once setup is done so that library loading is not
-        // counted.
+        // SAFETY: The state is live, and `arm` only sets two of its fields.
+        // The budget function is installed once setup is done; each eval sets
+        // the count to 0 first.
         unsafe { limits::arm(state) };
         let modules = config.modules.iter().map(|m| m.name.clone()).collect();
         Ok(Session { vm, modules })
@@ -224,7 +224,7 @@ impl Session {
                 }
                 if let Some(trip) = vm.tripped() {
                     // The script caught the trip's error and returned before
-                    // the hook could raise it again.
+                    // a back-edge or call could raise it again.
                     return Err(self.error_from(trip.kind, trip.message.into_owned(), None, chunk));
                 }
                 let top = ffi::lua_gettop(l);
@@ -245,7 +245,7 @@ impl Session {
         Outcome {
             result,
             stats: Stats {
-                instructions: vm.instructions.get(),
+                instructions: vm.instructions(),
                 peak_memory_bytes: vm.peak_bytes() as u64,
                 capability_calls: vm.capability_calls.get(),
                 output_bytes: vm.output_bytes.get(),

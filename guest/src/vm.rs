@@ -73,7 +73,6 @@ pub struct Vm {
     started: Cell<Option<std::time::Instant>>,
     used: Cell<usize>,
     peak: Cell<usize>,
-    pub instructions: Cell<u64>,
     pub output_bytes: Cell<u64>,
     /// What this eval's log events have been charged (see `output::log`),
     /// which shares `max-output-bytes` with `output_bytes`.
@@ -163,7 +162,6 @@ impl Vm {
             started: Cell::new(None),
             used: Cell::new(0),
             peak: Cell::new(0),
-            instructions: Cell::new(0),
             output_bytes: Cell::new(0),
             log_bytes: Cell::new(0),
             capability_calls: Cell::new(0),
@@ -244,7 +242,12 @@ impl Vm {
     /// Clears the per-eval counters before an eval.
     pub fn begin_eval(&self) {
         crate::clock::set(self.clock.get());
-        self.instructions.set(0);
+        let state = self.state.get();
+        if !state.is_null() {
+            // SAFETY: The state is live (not yet closed); setting the count
+            // writes one field, without allocating or raising.
+            unsafe { crate::limits::set_count(state, 0) };
+        }
         self.output_bytes.set(0);
         self.log_bytes.set(0);
         self.capability_calls.set(0);
@@ -354,6 +357,17 @@ impl Vm {
         true
     }
 
+    /// The instructions this eval has run so far (see `limits`).
+    pub fn instructions(&self) -> u64 {
+        let state = self.state.get();
+        if state.is_null() {
+            return 0;
+        }
+        // SAFETY: The state is live (not yet closed); reading the count reads
+        // one field, without allocating or raising.
+        unsafe { crate::limits::count(state) }
+    }
+
     /// Bytes the Lua heap holds now.
     pub fn used_bytes(&self) -> usize {
         self.used.get()
@@ -364,9 +378,9 @@ impl Vm {
         self.peak.get()
     }
 
-    /// Records a tripped limit unless one already tripped, and makes the
-    /// main thread's count hook run on its next instruction, so that the
-    /// script stops at once wherever the trip was caught.
+    /// Records a tripped limit unless one already tripped, and sets the
+    /// budget's check point to 0, so that the script stops at its next loop
+    /// back-edge or call wherever the trip was caught.
     pub fn trip(&self, kind: Kind, message: impl Into<Cow<'static, str>>) {
         {
             let mut trip = self.trip.borrow_mut();
@@ -380,9 +394,9 @@ impl Vm {
         }
         let state = self.state.get();
         if !state.is_null() {
-            // SAFETY: `lua_sethook` only sets fields of the thread and its
-            // call frames; it neither allocates nor raises, so it is safe in
-            // the middle of any Lua operation, the allocator included.
+            // SAFETY: `arm_tripped` only sets two fields of the live state; it
+            // neither allocates nor raises, so it is safe in the middle of any
+            // Lua operation, the allocator included.
             unsafe { crate::limits::arm_tripped(state) };
         }
     }
@@ -424,7 +438,7 @@ impl Vm {
     /// deterministic mode ten nanoseconds per instruction of this eval.
     pub fn cpu_seconds(&self) -> f64 {
         if self.clock.get().is_some() {
-            self.instructions.get() as f64 * 1e-8
+            self.instructions() as f64 * 1e-8
         } else {
             self.started
                 .get()

@@ -28,12 +28,13 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Limits {
-    /// Lua VM instructions per eval, in every coroutine, checked every 1,000
-    /// instructions on the main thread and every 100 in coroutines. Trips [`ErrorKind::InstructionLimit`](crate::ErrorKind::InstructionLimit).
+    /// Lua VM instructions per eval, in every coroutine, checked at loop
+    /// back-edges and function entries, so an eval stops within one loop
+    /// iteration of the limit. Trips [`ErrorKind::InstructionLimit`](crate::ErrorKind::InstructionLimit).
     ///
     /// Default: [`Limits::DEFAULT_MAX_INSTRUCTIONS`].
     pub max_instructions: u64,
-    /// Frames on one Lua stack, checked with the instruction count (a tight
+    /// Frames on one Lua stack, checked every 1,000 instructions (a tight
     /// recursion may pass it by a few hundred frames before it stops). Trips
     /// [`ErrorKind::CallDepth`](crate::ErrorKind::CallDepth).
     ///

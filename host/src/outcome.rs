@@ -50,8 +50,9 @@ pub struct Stats {
     /// Wasmtime fuel the eval consumed (starting an instance has its own
     /// budget and is not included).
     pub fuel_used: u64,
-    /// Lua VM instructions, counted in the guest's hook steps (1,000 on
-    /// the main thread, 100 in coroutines).
+    /// Lua VM instructions the eval ran, in every coroutine (as a Lua count
+    /// hook of 1 counts them), plus the fixed charges for coroutines and
+    /// capability calls.
     pub instructions: Option<u64>,
     /// The most bytes the Lua heap held during the eval.
     pub peak_memory_bytes: Option<u64>,

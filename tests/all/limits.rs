@@ -50,6 +50,106 @@ async fn instruction_limit_with_and_without_pcall() {
 }
 
 #[tokio::test]
+async fn instructions_are_counted_as_the_reference_count_hook_counts_them() {
+    let sb = sandbox();
+    // A count hook of 1 in reference `lua5.4` counts 1004, 4003 and 505 for
+    // the first three chunks: it misses the two instructions that open a
+    // chunk. The coroutine runs 813 instructions, and its creation is
+    // charged 100.
+    let cases = [
+        ("for i = 1, 1000 do end", 1006),
+        ("local i = 0 while i < 1000 do i = i + 1 end", 4005),
+        (
+            "local function f(x) return x end for i = 1, 100 do f(i) end",
+            507,
+        ),
+        (
+            "local co = coroutine.wrap(function() for i = 1, 100 do coroutine.yield(i) end end) for i = 1, 100 do co() end",
+            913,
+        ),
+    ];
+    for (code, expected) in cases {
+        let outcome = sb.eval(code).await.unwrap();
+        assert_eq!(outcome.stats.instructions, Some(expected), "{code}");
+    }
+}
+
+#[tokio::test]
+async fn the_instruction_limit_trips_just_past_the_limit_in_every_shape_of_loop() {
+    let sb = with_limits(Limits {
+        max_instructions: 100_000,
+        ..Limits::default()
+    });
+    for code in [
+        "while true do end",
+        "for i = 1, math.huge do end",
+        "for k in function() return 1 end do end",
+        "::top:: goto top",
+        "repeat until false",
+        "local function f() return f() end f()",
+    ] {
+        let e = fails(&sb, code, ErrorKind::InstructionLimit).await;
+        let ran = e.stats.instructions.unwrap_or(0);
+        assert!(
+            (100_001..=100_010).contains(&ran),
+            "{code}: stopped after {ran} instructions"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_error_loses_none_of_the_instructions_before_it() {
+    // A long straight function that ends in an error raised by the VM
+    // itself (no call, no loop): every instruction it ran is counted, so a
+    // loop of `pcall(f)` cannot hide its work from the limit.
+    let make = "local src = {'local a = 0'} for i = 1, 2000 do src[#src + 1] = 'a = a + 1' end \
+                src[#src + 1] = 'return a + nil' f = load(table.concat(src, ' '))";
+    let sb = sandbox();
+    let mut session = sb.session(()).await.unwrap();
+    session.eval(make).await.unwrap();
+    let once = session.eval("return pcall(f)").await.unwrap();
+    let ran = once.stats.instructions.unwrap_or(0);
+    assert!(ran > 2000, "the failed call counted {ran} instructions");
+    let sb = with_limits(Limits {
+        max_instructions: 1_000_000,
+        ..Limits::default()
+    });
+    let mut session = sb.session(()).await.unwrap();
+    session.eval(make).await.unwrap();
+    let e = session
+        .eval("n = 0 while true do n = n + 1 pcall(f) end")
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InstructionLimit, "{}", e.message);
+    let passes = session.eval("return n").await.unwrap();
+    assert!(
+        passes.values[0]
+            .as_i64()
+            .is_some_and(|n| n <= 1_000_000 / 2000 + 1),
+        "{:?} passes of 2,000 instructions within a limit of 1,000,000",
+        passes.values
+    );
+}
+
+#[tokio::test]
+async fn nothing_runs_after_a_trip_even_without_a_loop_or_call() {
+    let sb = with_limits(small());
+    let mut session = sb.session(()).await.unwrap();
+    let e = session
+        .eval("pcall(function() while true do end end) after = 1")
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InstructionLimit);
+    let v = session.eval("return after").await.unwrap();
+    assert_eq!(v.values, [json!(null)], "code after the trip ran");
+    // The next eval runs normally.
+    assert_eq!(
+        session.eval("return 1 + 1").await.unwrap().values,
+        [json!(2)]
+    );
+}
+
+#[tokio::test]
 async fn xpcall_handlers_cannot_swallow_a_limit() {
     let sb = with_limits(small());
     let code = "return xpcall(function() while true do end end, function(m) return 'handled' end)";
@@ -237,6 +337,17 @@ async fn timeout_stops_work_inside_one_c_call() {
 }
 
 #[tokio::test]
+async fn gc_finalizers_are_counted_by_the_instruction_limit() {
+    let sb = with_limits(Limits {
+        max_instructions: 1_000_000,
+        ..Limits::default()
+    });
+    let code = "setmetatable({}, {__gc = function() while true do end end}) collectgarbage() return 'escaped'";
+    fails(&sb, code, ErrorKind::InstructionLimit).await;
+    assert_usable(&sb).await;
+}
+
+#[tokio::test]
 async fn gc_finalizers_are_stopped_by_the_outer_wall() {
     let limits = Limits {
         fuel: 100_000_000,
@@ -286,8 +397,8 @@ async fn defaults_are_finite() {
 
 #[tokio::test]
 async fn many_short_coroutines_are_counted() {
-    // Each coroutine runs fewer instructions than any hook step; creating one
-    // is charged up front, so neither a flat loop nor a tree of them escapes.
+    // Every thread counts into one budget, and creating a coroutine is
+    // charged, so neither a flat loop nor a tree of short ones escapes.
     let sb = with_limits(Limits {
         max_instructions: 1_000_000,
         fuel: Limits::MAX_FUEL,
@@ -317,8 +428,7 @@ async fn many_short_coroutines_are_counted() {
 }
 
 /// Once a limit trips, the script gets no further effect: no output, no
-/// capability call, not even in the few hundred instructions before the
-/// count hook would have run again.
+/// capability call, not even before its next loop back-edge or call.
 #[tokio::test]
 async fn a_trip_stops_output_and_capabilities_at_once() {
     let count = std::sync::Arc::new(std::sync::atomic::AtomicU32::new(0));

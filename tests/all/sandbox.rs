@@ -247,26 +247,31 @@ async fn only_the_c_locale_exists() {
 }
 
 #[tokio::test]
-async fn allowing_debug_keeps_the_count_hook_unless_sethook_is_named() {
+async fn allowing_debug_needs_sethook_named_and_a_script_hook_cannot_lift_the_limit() {
     let sb = Sandbox::builder().allow("debug").build().unwrap();
     assert_eq!(values(&sb, "return debug.gethook()").await, [json!(null)]);
     fails(&sb, "debug.sethook()", ErrorKind::Sandboxed).await;
-    let limited = Sandbox::builder()
+    let hooked = Sandbox::builder()
         .allow("debug")
+        .allow("debug.sethook")
         .limits(moonbox::Limits {
             max_instructions: 100_000,
             ..moonbox::Limits::default()
         })
         .build()
         .unwrap();
-    fails(&limited, "while true do end", ErrorKind::InstructionLimit).await;
-    let hooked = Sandbox::builder()
-        .allow("debug")
-        .allow("debug.sethook")
-        .build()
-        .unwrap();
-    let v = values(&hooked, "local n = 0\ndebug.sethook(function() n = n + 1 end, 'l')\nlocal x = 1\ndebug.sethook()\nreturn n > 0").await;
-    assert_eq!(v, [json!(true)]);
+    // A script's line and count hooks run as in the reference interpreter.
+    let v = values(&hooked, "local n, c = 0, 0\ndebug.sethook(function(e) if e == 'count' then c = c + 1 else n = n + 1 end end, 'l', 10)\nfor i = 1, 100 do end\nlocal x = 1\ndebug.sethook()\nreturn n > 0, c >= 20, debug.gethook()").await;
+    assert_eq!(v, [json!(true), json!(true), json!(null)]);
+    // Neither replacing nor clearing the hooks turns the limit off: it is
+    // not a hook.
+    for code in [
+        "debug.sethook() while true do end",
+        "debug.sethook(function() end, '', 1000000) while true do end",
+        "debug.sethook(function() end, 'l') while true do end",
+    ] {
+        fails(&hooked, code, ErrorKind::InstructionLimit).await;
+    }
 }
 
 #[tokio::test]

@@ -1,5 +1,5 @@
 -- expect: instruction_limit
--- A trip inside a coroutine leaves it with hooks off; its pending __close handler (a loop) must not run.
+-- A trip inside a coroutine must not let its pending __close handler (a loop) run.
 local f = coroutine.wrap(function()
   local x <close> = setmetatable({}, { __close = function() while true do end end })
   while true do end

@@ -1,4 +1,4 @@
 -- expect: sandboxed
--- Removing the instruction hook.
+-- Setting a hook, which needs `debug.sethook` allowed by name.
 debug.sethook()
 while true do end
