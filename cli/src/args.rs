@@ -35,8 +35,10 @@ pub(crate) struct SandboxArgs {
     #[arg(long, value_name = "DURATION", default_value_t = Wait(Limits::DEFAULT_TIMEOUT))]
     timeout: Wait,
     /// Wasmtime fuel per run, the outer wall's count of wasm work (at most
-    /// 2^60). Default: derived from --max-instructions (500 per instruction
-    /// plus 10 million), so raising the instruction limit raises it too.
+    /// 2^60). Fuel is metered only with this flag or --deterministic (it
+    /// costs a tenth to a fifth of the speed; the timeout is the outer wall
+    /// either way). With --deterministic and no --fuel: derived from
+    /// --max-instructions (500 per instruction, at least 5 billion).
     #[arg(long, value_name = "N",
           value_parser = clap::value_parser!(u64).range(1..=Limits::MAX_FUEL))]
     fuel: Option<u64>,
@@ -255,11 +257,13 @@ pub(crate) fn parse_input(s: &str) -> Result<(String, serde_json::Value), String
 /// is an error; the default one (under `XDG_CACHE_HOME` or `HOME`) only
 /// costs a warning and a run without the cache, so that a read-only or
 /// foreign home still runs scripts.
-fn engine() -> Result<Engine> {
+/// With `fuel`, the engine meters fuel (deterministic mode, `--fuel`).
+fn engine(fuel: bool) -> Result<Engine> {
+    let builder = Engine::builder().fuel(fuel);
     let Some(dir) = Engine::default_cache_dir() else {
-        return Ok(Engine::builder().build()?);
+        return Ok(builder.build()?);
     };
-    match Engine::builder().cache_dir(dir).build() {
+    match builder.clone().cache_dir(dir).build() {
         Ok(engine) => Ok(engine),
         Err(e @ moonbox::Error::Cache { .. }) => {
             let e = anyhow::Error::new(e);
@@ -271,7 +275,7 @@ fn engine() -> Result<Engine> {
             eprintln!(
                 "warning: {e:#}; running without the cache (set MOONBOX_CACHE_DIR to choose a directory)"
             );
-            Ok(Engine::builder().build()?)
+            Ok(builder.build()?)
         }
         Err(e) => Err(e.into()),
     }
@@ -323,11 +327,14 @@ impl SandboxArgs {
     pub(crate) fn builder(&self) -> Result<SandboxBuilder<()>> {
         let limits = self.limits();
         let deadline = input::Deadline::after(self.timeout.0);
-        let mut builder: SandboxBuilder<()> = Sandbox::builder().engine(&engine()?).limits(limits);
+        let deterministic = self.deterministic || self.seed.is_some();
+        let fuel = deterministic || self.fuel.is_some();
+        let mut builder: SandboxBuilder<()> =
+            Sandbox::builder().engine(&engine(fuel)?).limits(limits);
         for name in &self.allow {
             builder = builder.allow(name);
         }
-        if self.deterministic || self.seed.is_some() {
+        if deterministic {
             builder = builder.deterministic(Determinism {
                 seed: self.seed.unwrap_or(0),
                 ..Determinism::default()

@@ -149,7 +149,20 @@ fn json_mode_prints_one_object() {
     assert_eq!(report["values"], serde_json::json!([42]));
     assert_eq!(report["output"], "hello from Lua 5.4\n");
     assert_eq!(report["version"], 1);
-    assert!(report["stats"]["fuel_used"].as_u64().unwrap() > 0);
+    // Fuel is metered only with --fuel or --deterministic.
+    assert_eq!(report["stats"]["fuel_used"], serde_json::Value::Null);
+    for flags in [&["--fuel", "100000000"][..], &["--deterministic"]] {
+        let mut args = vec!["run", "--json"];
+        args.extend_from_slice(flags);
+        args.push("examples/hello.lua");
+        let out = moonbox(&args);
+        let report: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("one JSON object");
+        assert!(
+            report["stats"]["fuel_used"].as_u64().unwrap() > 0,
+            "{flags:?}"
+        );
+    }
     let out = moonbox_with_stdin(&["run", "--json", "-"], Some(b"error('boom')"));
     assert_eq!(out.status.code(), Some(1));
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");

@@ -41,7 +41,9 @@ pub(crate) const MAX_WASM_STACK: usize = 1 << 20;
 /// different engines in the same process.
 ///
 /// A sandbox built without [`SandboxBuilder::engine`](crate::SandboxBuilder::engine)
-/// uses [`Engine::shared`]: default settings, built on first use.
+/// uses [`Engine::shared`] (default settings, built on first use), or
+/// [`Engine::shared_metered`] when it needs fuel: in deterministic mode, or
+/// with an explicit [`Limits::fuel`](crate::Limits::fuel).
 ///
 /// ```
 /// use moonbox::{Engine, Sandbox};
@@ -61,6 +63,7 @@ struct Inner {
     engine: wasmtime::Engine,
     component: Component,
     pooling: bool,
+    fuel: bool,
     cache_dir: Option<PathBuf>,
 }
 
@@ -68,14 +71,16 @@ impl fmt::Debug for Engine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Engine")
             .field("pooling_allocator", &self.inner.pooling)
+            .field("fuel", &self.inner.fuel)
             .field("cache_dir", &self.inner.cache_dir)
             .finish_non_exhaustive()
     }
 }
 
-/// The default engine once it has been built. A failed build is not
-/// remembered: the next caller tries again and gets its own error.
-static SHARED: Mutex<Option<Engine>> = Mutex::new(None);
+/// The default engines once they have been built: without fuel, then with.
+/// A failed build is not remembered: the next caller tries again and gets
+/// its own error.
+static SHARED: [Mutex<Option<Engine>>; 2] = [Mutex::new(None), Mutex::new(None)];
 
 impl Engine {
     /// A builder for an engine with non-default settings.
@@ -91,15 +96,35 @@ impl Engine {
     /// [`Error::Engine`] if wasmtime cannot be configured or the guest not
     /// compiled. A failure is not remembered: a later call tries again.
     pub fn shared() -> Result<Engine, Error> {
-        let mut shared = SHARED
+        Self::shared_with(false)
+    }
+
+    /// The process-wide engine that meters fuel (see
+    /// [`EngineBuilder::fuel`]), otherwise like [`Engine::shared`]. Sandboxes
+    /// in deterministic mode or with an explicit [`Limits::fuel`](crate::Limits::fuel)
+    /// use it when they name no engine.
+    ///
+    /// # Errors
+    /// As for [`Engine::shared`].
+    pub fn shared_metered() -> Result<Engine, Error> {
+        Self::shared_with(true)
+    }
+
+    fn shared_with(fuel: bool) -> Result<Engine, Error> {
+        let mut shared = SHARED[usize::from(fuel)]
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         if let Some(existing) = &*shared {
             return Ok(existing.clone());
         }
-        let built = EngineBuilder::default().build()?;
+        let built = EngineBuilder::default().fuel(fuel).build()?;
         *shared = Some(built.clone());
         Ok(built)
+    }
+
+    /// Whether this engine meters wasmtime fuel (see [`EngineBuilder::fuel`]).
+    pub fn meters_fuel(&self) -> bool {
+        self.inner.fuel
     }
 
     /// Whether this engine uses the pooling instance allocator.
@@ -163,6 +188,7 @@ impl Engine {
 #[must_use]
 pub struct EngineBuilder {
     pooling: bool,
+    fuel: bool,
     cache_dir: Option<PathBuf>,
 }
 
@@ -174,6 +200,30 @@ impl EngineBuilder {
     /// session fails. Default: off.
     pub fn pooling_allocator(mut self, enabled: bool) -> Self {
         self.pooling = enabled;
+        self
+    }
+
+    /// Meters wasmtime fuel: the compiled guest counts the wasm instructions
+    /// it runs, and each call into it stops at [`Limits::effective_fuel`](crate::Limits::effective_fuel)
+    /// with [`ErrorKind::FuelExhausted`](crate::ErrorKind::FuelExhausted), at
+    /// the same point on every run. The metering costs about a tenth of the
+    /// guest's speed (BENCHMARKS.md), and without it the timeout still stops
+    /// any work, inside a single C call included, by wall clock. Sandboxes in
+    /// deterministic mode or with an explicit [`Limits::fuel`](crate::Limits::fuel)
+    /// need it. Default: off.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), moonbox::Error> {
+    /// let engine = moonbox::Engine::builder().fuel(true).build()?;
+    /// assert!(engine.meters_fuel());
+    /// let sandbox = moonbox::Sandbox::builder()
+    ///     .engine(&engine)
+    ///     .deterministic(moonbox::Determinism::default())
+    ///     .build()?;
+    /// # let _ = sandbox; Ok(()) }
+    /// ```
+    pub fn fuel(mut self, enabled: bool) -> Self {
+        self.fuel = enabled;
         self
     }
 
@@ -204,7 +254,7 @@ impl EngineBuilder {
                 source,
             })?;
         }
-        let engine = wasmtime_engine(self.pooling)?;
+        let engine = wasmtime_engine(self.pooling, self.fuel)?;
         let component = match &self.cache_dir {
             Some(dir) => cached_component(&engine, dir)?,
             None => Component::new(&engine, COMPONENT)
@@ -215,6 +265,7 @@ impl EngineBuilder {
                 engine,
                 component,
                 pooling: self.pooling,
+                fuel: self.fuel,
                 cache_dir: self.cache_dir,
             }),
         })
@@ -245,10 +296,10 @@ pub(crate) fn pooling_config() -> PoolingAllocationConfig {
 }
 
 /// wasmtime's configuration for the guest.
-pub(crate) fn wasmtime_config(pooling: Option<PoolingAllocationConfig>) -> Config {
+pub(crate) fn wasmtime_config(pooling: Option<PoolingAllocationConfig>, fuel: bool) -> Config {
     let mut config = Config::new();
     config
-        .consume_fuel(true)
+        .consume_fuel(fuel)
         .epoch_interruption(true)
         .wasm_exceptions(true)
         .max_wasm_stack(MAX_WASM_STACK);
@@ -258,8 +309,8 @@ pub(crate) fn wasmtime_config(pooling: Option<PoolingAllocationConfig>) -> Confi
     config
 }
 
-fn wasmtime_engine(pooling: bool) -> Result<wasmtime::Engine, Error> {
-    let config = wasmtime_config(pooling.then(pooling_config));
+fn wasmtime_engine(pooling: bool, fuel: bool) -> Result<wasmtime::Engine, Error> {
+    let config = wasmtime_config(pooling.then(pooling_config), fuel);
     let engine =
         wasmtime::Engine::new(&config).map_err(|e| Error::engine("configure wasmtime", e))?;
     start_ticker(&engine)?;
@@ -527,7 +578,7 @@ mod tests {
             .total_core_instances(1)
             .total_tables(1)
             .max_memory_size(1 << 30);
-        wasmtime::Engine::new(&super::wasmtime_config(Some(pool))).expect("engine")
+        wasmtime::Engine::new(&super::wasmtime_config(Some(pool), true)).expect("engine")
     }
 
     /// Addresses written with a secret: in the image, elsewhere in the

@@ -72,6 +72,10 @@ pub struct Limits {
     /// instruction): each eval gets this budget, and so does starting an
     /// instance. Trips
     /// [`ErrorKind::FuelExhausted`](crate::ErrorKind::FuelExhausted).
+    /// Counted only when the sandbox's engine meters fuel
+    /// ([`EngineBuilder::fuel`](crate::EngineBuilder::fuel)): in
+    /// deterministic mode, or when this limit is set. Without fuel the
+    /// timeout is the outer wall.
     ///
     /// Zero, the default, derives the fuel from
     /// [`Limits::max_instructions`] (see [`Limits::effective_fuel`]), so

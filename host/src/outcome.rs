@@ -48,8 +48,9 @@ pub struct EvalOutput {
 #[non_exhaustive]
 pub struct Stats {
     /// Wasmtime fuel the eval consumed (starting an instance has its own
-    /// budget and is not included).
-    pub fuel_used: u64,
+    /// budget and is not included); `None` when the engine does not meter
+    /// fuel (see [`EngineBuilder::fuel`](crate::EngineBuilder::fuel)).
+    pub fuel_used: Option<u64>,
     /// Lua VM instructions the eval ran, in every coroutine (as a Lua count
     /// hook of 1 counts them), plus the fixed charges for coroutines and
     /// capability calls.

@@ -267,9 +267,23 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     fn prepare(mut self) -> Result<Sandbox<T>, Error> {
         self.limits.validate().map_err(Error::Config)?;
         self.govern()?;
-        let engine = match self.engine {
-            Some(engine) => engine,
-            None => Engine::shared()?,
+        // Deterministic mode and an explicit fuel budget need fuel metered.
+        let fuel = if self.determinism.is_some() {
+            Some("deterministic mode")
+        } else if self.limits.fuel != 0 {
+            Some("limit fuel")
+        } else {
+            None
+        };
+        let engine = match (self.engine, fuel) {
+            (Some(engine), Some(why)) if !engine.meters_fuel() => {
+                return Err(Error::Config(format!(
+                    "{why} needs an engine that meters fuel; build it with Engine::builder().fuel(true)"
+                )));
+            }
+            (Some(engine), _) => engine,
+            (None, Some(_)) => Engine::shared_metered()?,
+            (None, None) => Engine::shared()?,
         };
         let mut linker = Linker::<HostState<T>>::new(engine.wasmtime());
         crate::wasi::add_to_linker(&mut linker).map_err(|e| Error::engine("link WASI", e))?;

@@ -142,7 +142,7 @@ impl<T: Send + Sync + 'static> Session<T> {
             }
         });
         store.set_epoch_deadline(1);
-        arm_call(&mut store, &limits, started)?;
+        arm_call(&mut store, &limits, inner.engine.meters_fuel(), started)?;
 
         let mut start_times = StartTimes::default();
         let work = async {
@@ -325,7 +325,12 @@ impl<T: Send + Sync + 'static> Session<T> {
                 EvalError::host(ErrorKind::InvalidValue, why, chunk_name, Stats::default())
             })?;
         let started = Instant::now();
-        arm_call(&mut self.store, &limits, started)?;
+        arm_call(
+            &mut self.store,
+            &limits,
+            self.prepared.engine.meters_fuel(),
+            started,
+        )?;
         {
             let data = self.store.data_mut();
             data.limiter.refused = false;
@@ -357,9 +362,11 @@ impl<T: Send + Sync + 'static> Session<T> {
         let capability_calls = data.capability_calls;
         // Calls still running when the eval stopped are recorded as cut off.
         let (calls, calls_unrecorded) = data.audit.take();
-        let fuel_used = limits
-            .effective_fuel()
-            .saturating_sub(self.store.get_fuel().unwrap_or(0));
+        let fuel_used = self.prepared.engine.meters_fuel().then(|| {
+            limits
+                .effective_fuel()
+                .saturating_sub(self.store.get_fuel().unwrap_or(0))
+        });
         let mut stats = Stats {
             fuel_used,
             wall_time_us: micros(started.elapsed()),
@@ -468,7 +475,12 @@ impl<T: Send + Sync + 'static> Session<T> {
         }
         let limits = self.prepared.limits;
         let started = Instant::now();
-        arm_call(&mut self.store, &limits, started)?;
+        arm_call(
+            &mut self.store,
+            &limits,
+            self.prepared.engine.meters_fuel(),
+            started,
+        )?;
         // Poisoned until the call settles, so a dropped future leaves it so.
         self.poisoned = Some("an earlier check was stopped by the host".to_owned());
         let accessor = self.guest.moonbox_sandbox_lua().session();
@@ -539,16 +551,19 @@ fn lua_error(e: types::LuaError, output: Output, stats: Stats) -> EvalError {
     }
 }
 
-/// Gives the store a fresh fuel budget and deadline for one call into the
-/// guest.
+/// Gives the store a fresh fuel budget (when its engine meters fuel) and
+/// deadline for one call into the guest.
 fn arm_call<T>(
     store: &mut Store<HostState<T>>,
     limits: &Limits,
+    fuel: bool,
     started: Instant,
 ) -> Result<(), EvalError> {
-    store
-        .set_fuel(limits.effective_fuel())
-        .map_err(|e| EvalError::internal(format!("cannot set fuel: {e}")))?;
+    if fuel {
+        store
+            .set_fuel(limits.effective_fuel())
+            .map_err(|e| EvalError::internal(format!("cannot set fuel: {e}")))?;
+    }
     // `Limits::validate` bounds the timeout, so this cannot overflow; a
     // deadline that could not be represented would never fire.
     store.data_mut().deadline = started.checked_add(limits.timeout);

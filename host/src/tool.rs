@@ -307,7 +307,7 @@ pub fn output_schema() -> Value {
                 "properties": {
                     "instructions": count,
                     "peak_memory_bytes": count,
-                    "fuel_used": { "type": "integer", "minimum": 0 },
+                    "fuel_used": { "type": ["integer", "null"], "minimum": 0 },
                     "wall_time_us": { "type": "integer", "minimum": 0 },
                     "capability_calls": { "type": "integer", "minimum": 0 },
                     "output_bytes": { "type": "integer", "minimum": 0 },

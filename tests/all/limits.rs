@@ -309,8 +309,65 @@ async fn fuel_stops_work_inside_one_c_call() {
     let sb = with_limits(limits);
     let code = "return ('a'):rep(26):match(('a?'):rep(26) .. ('a'):rep(26))";
     let e = fails(&sb, code, ErrorKind::FuelExhausted).await;
-    assert!(e.stats.fuel_used >= 200_000_000, "{:?}", e.stats);
+    assert!(e.stats.fuel_used >= Some(200_000_000), "{:?}", e.stats);
     assert_usable(&sb).await;
+}
+
+/// Without fuel (the default), the timeout stops work inside one C call.
+#[tokio::test]
+async fn without_fuel_the_timeout_stops_work_inside_one_c_call() {
+    let sb = with_limits(Limits {
+        timeout: Duration::from_millis(300),
+        ..Limits::default()
+    });
+    assert!(!sb.engine().meters_fuel());
+    let code = "return ('a'):rep(26):match(('a?'):rep(26) .. ('a'):rep(26))";
+    let e = fails(&sb, code, ErrorKind::Timeout).await;
+    assert_eq!(e.stats.fuel_used, None);
+    assert_usable(&sb).await;
+}
+
+/// Fuel is metered where it buys something: deterministic mode and an
+/// explicit fuel limit. An engine that does not meter it is refused there,
+/// with the fix named.
+#[tokio::test]
+async fn fuel_is_metered_in_deterministic_mode_and_when_its_limit_is_set() {
+    let plain = sandbox();
+    assert!(!plain.engine().meters_fuel());
+    assert_eq!(plain.eval("return 1").await.unwrap().stats.fuel_used, None);
+    let deterministic = Sandbox::builder()
+        .deterministic(moonbox::Determinism::default())
+        .build()
+        .unwrap();
+    assert!(deterministic.engine().meters_fuel());
+    let used = deterministic
+        .eval("return 1")
+        .await
+        .unwrap()
+        .stats
+        .fuel_used;
+    assert!(used.is_some_and(|f| f > 0), "{used:?}");
+    let explicit = with_limits(Limits {
+        fuel: 1_000_000_000,
+        ..Limits::default()
+    });
+    assert!(explicit.engine().meters_fuel());
+    let unmetered = moonbox::Engine::shared().unwrap();
+    for builder in [
+        Sandbox::builder().deterministic(moonbox::Determinism::default()),
+        Sandbox::builder().limits(Limits {
+            fuel: 1_000_000_000,
+            ..Limits::default()
+        }),
+    ] {
+        let err = builder.engine(&unmetered).build().unwrap_err();
+        assert!(
+            err.to_string().contains(
+                "needs an engine that meters fuel; build it with Engine::builder().fuel(true)"
+            ),
+            "{err}"
+        );
+    }
 }
 
 #[tokio::test]
@@ -589,14 +646,18 @@ async fn raising_the_instruction_limit_raises_fuel_with_it() {
     // About 100 million instructions: past what the old fixed default fuel
     // (5e9) covered.
     let code = "local x = 0 for i = 1, 5e7 do x = x + i end return x";
-    let sb = with_limits(Limits {
-        max_instructions: 300_000_000,
-        timeout: Duration::from_secs(120),
-        ..Limits::default()
-    });
+    let sb = Sandbox::builder()
+        .engine(&moonbox::Engine::shared_metered().unwrap())
+        .limits(Limits {
+            max_instructions: 300_000_000,
+            timeout: Duration::from_secs(120),
+            ..Limits::default()
+        })
+        .build()
+        .unwrap();
     let out = sb.eval(code).await.unwrap();
     assert_eq!(out.values, [json!(1_250_000_025_000_000_i64)]);
-    assert!(out.stats.fuel_used > 5_000_000_000, "{:?}", out.stats);
+    assert!(out.stats.fuel_used > Some(5_000_000_000), "{:?}", out.stats);
     assert_eq!(
         sb.limits().effective_fuel(),
         300_000_000 * Limits::FUEL_PER_INSTRUCTION
@@ -615,11 +676,15 @@ async fn raising_the_instruction_limit_raises_fuel_with_it() {
     );
 
     // Derived fuel that still runs out (work inside one C call) names both.
-    let sb = with_limits(Limits {
-        max_instructions: 10_000,
-        timeout: Duration::from_secs(120),
-        ..Limits::default()
-    });
+    let sb = Sandbox::builder()
+        .engine(&moonbox::Engine::shared_metered().unwrap())
+        .limits(Limits {
+            max_instructions: 10_000,
+            timeout: Duration::from_secs(120),
+            ..Limits::default()
+        })
+        .build()
+        .unwrap();
     let e = fails(
         &sb,
         "return ('a'):rep(30):match(('a?'):rep(30) .. ('a'):rep(30))",

@@ -11,11 +11,25 @@ use serde_json::{Value, json};
 use crate::support::values;
 
 fn engines() -> Vec<(&'static str, Engine)> {
+    engines_with(false)
+}
+
+/// Both allocators, with fuel metered or not.
+fn engines_with(fuel: bool) -> Vec<(&'static str, Engine)> {
+    let shared = if fuel {
+        Engine::shared_metered()
+    } else {
+        Engine::shared()
+    };
     vec![
-        ("default allocator", Engine::shared().unwrap()),
+        ("default allocator", shared.unwrap()),
         (
             "pooling allocator",
-            Engine::builder().pooling_allocator(true).build().unwrap(),
+            Engine::builder()
+                .pooling_allocator(true)
+                .fuel(fuel)
+                .build()
+                .unwrap(),
         ),
     ]
 }
@@ -98,7 +112,7 @@ async fn deterministic_mode_repeats_the_same_sequence_in_every_instance() {
     let draw =
         "local t = {} for i = 1, 4 do t[i] = math.random(0, 1 << 40) end return t, math.random()";
     let mut firsts = Vec::new();
-    for (name, engine) in engines() {
+    for (name, engine) in engines_with(true) {
         let sandbox = Sandbox::builder()
             .engine(&engine)
             .deterministic(Determinism { clock: 0, seed: 42 })
