@@ -99,9 +99,32 @@ pub(crate) async fn session_evals(sandbox: &Sandbox, samples: usize) -> Result<S
 /// One `records.get` call from Lua to the host and back: a loop of calls
 /// minus the same loop without them, per call, repeated `reps` times.
 pub(crate) async fn capability_round_trip(sandbox: &Sandbox, reps: usize) -> Result<Summary> {
+    round_trip(
+        sandbox,
+        reps,
+        "local r = records.get('123')",
+        "local r = nil",
+    )
+    .await
+}
+
+/// One call of a synchronous capability that takes and returns an integer
+/// (`count.next(n)`, returning `n + 1`), timed as
+/// [`capability_round_trip`] times `records.get`.
+pub(crate) async fn scalar_round_trip(reps: usize) -> Result<Summary> {
+    let next = Capability::sync("count.next", |_, (n,): (i64,)| {
+        Ok::<_, CapabilityError>(n.wrapping_add(1))
+    });
+    let sandbox = Sandbox::builder().capability(next).build()?;
+    round_trip(&sandbox, reps, "n = count.next(n)", "n = n + 1").await
+}
+
+/// Per call: a loop of 10,000 `call`s minus the same loop of `instead`s,
+/// `reps` times in one session.
+async fn round_trip(sandbox: &Sandbox, reps: usize, call: &str, instead: &str) -> Result<Summary> {
     let calls: u32 = 10_000;
-    let with_calls = format!("for i = 1, {calls} do local r = records.get('123') end");
-    let without = format!("for i = 1, {calls} do local r = nil end");
+    let with_calls = format!("local n = 0 for i = 1, {calls} do {call} end");
+    let without = format!("local n = 0 for i = 1, {calls} do {instead} end");
     let mut session = sandbox.session(()).await?;
     let mut per_call = Vec::with_capacity(reps);
     for _ in 0..reps {
@@ -110,7 +133,7 @@ pub(crate) async fn capability_round_trip(sandbox: &Sandbox, reps: usize) -> Res
         let a = a.elapsed();
         ensure!(
             out.stats.capability_calls == calls,
-            "the loop did not call records.get"
+            "the loop did not call the capability"
         );
         let b = Instant::now();
         session.eval(&without).await?;

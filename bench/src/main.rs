@@ -79,6 +79,9 @@ pub(crate) struct Options {
     /// print their table.
     #[arg(long, requires = "awfy")]
     awfy_only: bool,
+    /// Measure only the capability round trips and print their table.
+    #[arg(long)]
+    round_trip: bool,
     /// Evals of each side of the fan-out.
     #[arg(long, default_value_t = 10)]
     fan_out_runs: usize,
@@ -140,6 +143,23 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         println!("{s}");
         return Ok(());
     }
+    if o.round_trip {
+        progress("capability round trips");
+        let sandbox = inproc::sandbox(false)?;
+        let rows = [
+            inproc::scalar_round_trip(20).await?,
+            inproc::capability_round_trip(&sandbox, 20).await?,
+        ];
+        let mut s = format!(
+            "Command: `cargo run{} -p moonbox-bench -- --round-trip`\nMachine: {}\nDate: {}\n",
+            release_flag(),
+            report::machine(),
+            report::today()
+        );
+        report::round_trip_table(&mut s, &rows);
+        println!("{s}");
+        return Ok(());
+    }
     if o.awfy_only {
         let dir = o.awfy.as_deref().context("--awfy-only needs --awfy DIR")?;
         let awfy = awfy::run(dir, o.awfy_runs, |name| progress(&format!("awfy {name}")))
@@ -179,7 +199,10 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
     progress("reused session");
     let session = inproc::session_evals(&sandbox, o.samples).await?;
     progress("capability round trip");
-    let round_trip = inproc::capability_round_trip(&sandbox, 20).await?;
+    let round_trip = [
+        inproc::scalar_round_trip(20).await?,
+        inproc::capability_round_trip(&sandbox, 20).await?,
+    ];
     progress("capability fan-out");
     let fan_out = inproc::fan_out(o.fan_out_runs).await?;
     progress("throughput");
