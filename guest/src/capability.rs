@@ -15,6 +15,7 @@ use crate::json;
 use crate::limits::raise_tagged;
 use crate::lua::{self, Raise, ffi, lua_State};
 use crate::vm::{CallReply, Capability, ErrorKind, PendingCall, Vm};
+use crate::wit::Value as WitValue;
 use crate::wit::capabilities;
 
 const KEYWORDS: &[&str] = &[
@@ -195,7 +196,7 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
             match json::to_value(
                 l,
                 idx,
-                format!("{}: argument #{idx}", cap.name),
+                || format!("{}: argument #{idx}", cap.name),
                 &vm.limits(),
             ) {
                 Ok(value) => args.push(value),
@@ -250,6 +251,23 @@ pub unsafe fn push_reply(l: *mut lua_State, name: &str, reply: CallReply) -> Res
     unsafe {
         let vm = Vm::from_state(l);
         let received = match reply {
+            // A number, boolean or nil owns nothing, so it needs no holding.
+            Ok(WitValue::Nil) => {
+                ffi::lua_pushnil(l);
+                return Ok(());
+            }
+            Ok(WitValue::Boolean(b)) => {
+                ffi::lua_pushboolean(l, c_int::from(b));
+                return Ok(());
+            }
+            Ok(WitValue::Integer(i)) => {
+                ffi::lua_pushinteger(l, i);
+                return Ok(());
+            }
+            Ok(WitValue::Float(f)) => {
+                ffi::lua_pushnumber(l, f);
+                return Ok(());
+            }
             Ok(value) => json::Received::parse(value)
                 .map_err(|e| format!("{name}: the host returned {e}"))?,
             Err(msg) => return Err(msg),

@@ -10,8 +10,6 @@
 use std::ffi::c_int;
 use std::fmt::Write as _;
 
-use serde_json::Value;
-
 use crate::lua::{self, ffi, lua_State};
 use crate::vm::Limits;
 use crate::wit::Value as WitValue;
@@ -591,14 +589,15 @@ pub unsafe fn encode(
 }
 
 /// Converts the Lua value at absolute index `idx` to a WIT `value`:
-/// scalars typed, tables as JSON text. Errors name the path from `root`.
+/// scalars typed, tables as JSON text. Errors name the path from the root
+/// that `root` spells, which is called only for a table or an error.
 ///
 /// # Safety
 /// `l` is a live state and `idx` a valid absolute index. Never raises.
 pub unsafe fn to_value(
     l: *mut lua_State,
     idx: c_int,
-    root: String,
+    root: impl FnOnce() -> String,
     limits: &Limits,
 ) -> Result<WitValue, String> {
     // SAFETY: `idx` is a valid absolute index on a live state (caller). The
@@ -614,7 +613,7 @@ pub unsafe fn to_value(
             ffi::LUA_TNUMBER => {
                 let f = ffi::lua_tonumberx(l, idx, std::ptr::null_mut());
                 if !f.is_finite() {
-                    return Err(non_finite(&root, f));
+                    return Err(non_finite(&root(), f));
                 }
                 WitValue::Float(f)
             }
@@ -622,11 +621,13 @@ pub unsafe fn to_value(
                 let bytes = lua::string_bytes(l, idx).unwrap_or_default();
                 match std::str::from_utf8(bytes) {
                     Ok(text) => WitValue::Text(text.to_owned()),
-                    Err(_) => return Err(format!("{root} is a string that is not valid UTF-8")),
+                    Err(_) => {
+                        return Err(format!("{} is a string that is not valid UTF-8", root()));
+                    }
                 }
             }
             _ => {
-                let mut enc = Encoder::new(root, limits);
+                let mut enc = Encoder::new(root(), limits);
                 let result = enc.value(l, idx);
                 ENCODED.set(enc.high.max(enc.out.len().saturating_add(enc.elsewhere)));
                 result?;
@@ -660,18 +661,32 @@ fn non_finite(path: &str, f: f64) -> String {
     format!("{path} is {what}, which JSON cannot represent")
 }
 
+/// A parsed JSON value in the shape it is pushed in: numbers already
+/// integers or floats, and an object's members in text order (when a key
+/// repeats, its last value wins, as it is set last).
+#[derive(Debug, PartialEq)]
+pub enum Tree {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+    Str(String),
+    Arr(Vec<Tree>),
+    Obj(Vec<(String, Tree)>),
+}
+
 /// A value received from the host, parsed and owned by the Vm while it is
 /// pushed (a push can raise; see `Vm::hold_reply`).
 pub enum Received {
     Scalar(WitValue),
-    Json(Value),
+    Json(Tree),
 }
 
 impl Received {
     /// Parses a `json` value; scalars pass through.
     pub fn parse(value: WitValue) -> Result<Received, String> {
         match value {
-            WitValue::Json(text) => serde_json::from_str(&text)
+            WitValue::Json(text) => crate::jsonlib::parse_unbounded(text.as_bytes())
                 .map(Received::Json)
                 .map_err(|e| format!("invalid JSON ({e})")),
             scalar => Ok(Received::Scalar(scalar)),
@@ -715,7 +730,7 @@ pub unsafe fn push_received(
 ///
 /// # Safety
 /// `l` is a live state inside a protected call.
-pub unsafe fn push(l: *mut lua_State, value: &Value, max_depth: u32) -> Result<(), String> {
+pub unsafe fn push(l: *mut lua_State, value: &Tree, max_depth: u32) -> Result<(), String> {
     // SAFETY: `push_at` has the same contract as this function, starting at
     // depth 0.
     unsafe { push_at(l, value, max_depth, 0) }
@@ -727,7 +742,7 @@ pub unsafe fn push(l: *mut lua_State, value: &Value, max_depth: u32) -> Result<(
 /// As for [`push`].
 unsafe fn push_at(
     l: *mut lua_State,
-    value: &Value,
+    value: &Tree,
     max_depth: u32,
     depth: u32,
 ) -> Result<(), String> {
@@ -743,14 +758,12 @@ unsafe fn push_at(
             return Err("value nests too deeply for the Lua stack".to_owned());
         }
         match value {
-            Value::Null => ffi::lua_pushnil(l),
-            Value::Bool(b) => ffi::lua_pushboolean(l, c_int::from(*b)),
-            Value::Number(n) => match n.as_i64() {
-                Some(i) => ffi::lua_pushinteger(l, i),
-                None => ffi::lua_pushnumber(l, n.as_f64().unwrap_or(f64::NAN)),
-            },
-            Value::String(s) => lua::push_bytes(l, s.as_bytes()),
-            Value::Array(items) => {
+            Tree::Null => ffi::lua_pushnil(l),
+            Tree::Bool(b) => ffi::lua_pushboolean(l, c_int::from(*b)),
+            Tree::Int(i) => ffi::lua_pushinteger(l, *i),
+            Tree::Float(f) => ffi::lua_pushnumber(l, *f),
+            Tree::Str(s) => lua::push_bytes(l, s.as_bytes()),
+            Tree::Arr(items) => {
                 if depth >= max_depth {
                     return Err(format!(
                         "value nests deeper than {max_depth} levels (max-value-depth)"
@@ -759,14 +772,14 @@ unsafe fn push_at(
                 ffi::lua_createtable(l, crate::vm::to_c_int(items.len()), 0);
                 let table = ffi::lua_gettop(l);
                 for (i, item) in items.iter().enumerate() {
-                    if item.is_null() {
+                    if *item == Tree::Null {
                         continue;
                     }
                     push_at(l, item, max_depth, depth + 1)?;
                     ffi::lua_rawseti(l, table, i as i64 + 1);
                 }
             }
-            Value::Object(members) => {
+            Tree::Obj(members) => {
                 if depth >= max_depth {
                     return Err(format!(
                         "value nests deeper than {max_depth} levels (max-value-depth)"
@@ -775,9 +788,8 @@ unsafe fn push_at(
                 ffi::lua_createtable(l, 0, crate::vm::to_c_int(members.len()));
                 let table = ffi::lua_gettop(l);
                 for (key, item) in members {
-                    if item.is_null() {
-                        continue;
-                    }
+                    // A null member is absent: setting it to nil also drops
+                    // an earlier member of the same key.
                     lua::push_bytes(l, key.as_bytes());
                     push_at(l, item, max_depth, depth + 1)?;
                     ffi::lua_rawset(l, table);

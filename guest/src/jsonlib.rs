@@ -4,7 +4,7 @@
 //! `encode` runs the boundary's own encoder (sorted object keys, errors that
 //! name the path, cycles, `max-value-depth`) with the text capped at
 //! `max-string-bytes`, since it becomes a Lua string. `decode` parses the
-//! text into a `serde_json::Value`, then pushes it with the boundary's own
+//! text into a [`Tree`], then pushes it with the boundary's own
 //! conversion (`json::push_received`): null is nil, integers that fit stay
 //! integers, `max-value-depth` holds. Both raise ordinary (runtime) Lua
 //! errors for a value or a text they refuse, and trip the memory and string
@@ -20,9 +20,8 @@ use std::ffi::c_int;
 use std::fmt;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
-use serde_json::{Map, Number, Value};
 
-use crate::json::{self, EncodeError, Received};
+use crate::json::{self, EncodeError, Received, Tree};
 use crate::lua::{self, Raise, ffi, lua_State};
 use crate::vm::{ErrorKind, Kind, Vm};
 
@@ -246,14 +245,10 @@ pub enum ParseError {
     Invalid(String),
 }
 
-/// Bytes charged for each member of an object beyond its key: the key's
-/// `String` and the `Value`, doubled because a B-tree node may be half
-/// empty.
-const MAP_ENTRY: usize = 2 * (size_of::<String>() + size_of::<Value>());
-
-/// Bytes charged once for a non-empty object: its first B-tree node, which
-/// has room for eleven members.
-const MAP_NODE: usize = 11 * (size_of::<String>() + size_of::<Value>()) + 16;
+/// Bytes one element of an array, or one member of an object beyond its
+/// key's text, takes in the parsed document.
+const ELEMENT: usize = size_of::<Tree>();
+const MEMBER: usize = size_of::<(String, Tree)>();
 
 /// The estimated bytes the parsed document may still take.
 struct Budget {
@@ -276,94 +271,112 @@ impl Budget {
     }
 }
 
-/// Builds a `Value` as serde_json's own does, charging each allocation to
-/// the budget before it is made (a key or a string just after: at most one
-/// string past the budget, and no longer than the text).
+/// Builds a [`Tree`], charging each allocation to the budget before it is
+/// made (a key or a string just after: at most one string past the budget,
+/// and no longer than the text).
 #[derive(Clone, Copy)]
 struct Node<'a>(&'a Budget);
 
 impl<'de> DeserializeSeed<'de> for Node<'_> {
-    type Value = Value;
+    type Value = Tree;
 
-    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<Tree, D::Error> {
         d.deserialize_any(self)
     }
 }
 
 impl<'de> Visitor<'de> for Node<'_> {
-    type Value = Value;
+    type Value = Tree;
 
     fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str("a JSON value")
     }
 
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
+    fn visit_unit<E>(self) -> Result<Tree, E> {
+        Ok(Tree::Null)
     }
 
-    fn visit_bool<E>(self, b: bool) -> Result<Value, E> {
-        Ok(Value::Bool(b))
+    fn visit_bool<E>(self, b: bool) -> Result<Tree, E> {
+        Ok(Tree::Bool(b))
     }
 
-    fn visit_i64<E>(self, i: i64) -> Result<Value, E> {
-        Ok(Value::Number(i.into()))
+    fn visit_i64<E>(self, i: i64) -> Result<Tree, E> {
+        Ok(Tree::Int(i))
     }
 
-    fn visit_u64<E>(self, u: u64) -> Result<Value, E> {
-        Ok(Value::Number(u.into()))
+    fn visit_u64<E>(self, u: u64) -> Result<Tree, E> {
+        // Past `i64`, a float, as in Lua's own reading of such a numeral.
+        Ok(i64::try_from(u).map_or(Tree::Float(u as f64), Tree::Int))
     }
 
-    fn visit_f64<E: de::Error>(self, f: f64) -> Result<Value, E> {
+    fn visit_f64<E: de::Error>(self, f: f64) -> Result<Tree, E> {
         // serde_json itself refuses numbers beyond the range of a double.
-        Number::from_f64(f)
-            .map(Value::Number)
-            .ok_or_else(|| E::custom("number out of range"))
+        if f.is_finite() {
+            Ok(Tree::Float(f))
+        } else {
+            Err(E::custom("number out of range"))
+        }
     }
 
-    fn visit_str<E: de::Error>(self, s: &str) -> Result<Value, E> {
+    fn visit_str<E: de::Error>(self, s: &str) -> Result<Tree, E> {
         self.0.take(s.len())?;
-        Ok(Value::String(s.to_owned()))
+        Ok(Tree::Str(s.to_owned()))
     }
 
-    fn visit_string<E: de::Error>(self, s: String) -> Result<Value, E> {
+    fn visit_string<E: de::Error>(self, s: String) -> Result<Tree, E> {
         self.0.take(s.capacity())?;
-        Ok(Value::String(s))
+        Ok(Tree::Str(s))
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items: Vec<Value> = Vec::new();
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Tree, A::Error> {
+        let mut items: Vec<Tree> = Vec::new();
         while let Some(item) = seq.next_element_seed(self)? {
             if items.len() == items.capacity() {
                 // Grow by hand, charged first, as a `Vec` would.
                 let more = items.capacity().max(4);
-                self.0.take(more * size_of::<Value>())?;
+                self.0.take(more * ELEMENT)?;
                 items.reserve_exact(more);
             }
             items.push(item);
         }
-        Ok(Value::Array(items))
+        Ok(Tree::Arr(items))
     }
 
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut members = Map::new();
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Tree, A::Error> {
+        let mut members: Vec<(String, Tree)> = Vec::new();
         while let Some(key) = map.next_key::<String>()? {
-            let node = if members.is_empty() { MAP_NODE } else { 0 };
-            self.0.take(key.capacity() + MAP_ENTRY + node)?;
+            self.0.take(key.capacity())?;
+            if members.len() == members.capacity() {
+                let more = members.capacity().max(4);
+                self.0.take(more * MEMBER)?;
+                members.reserve_exact(more);
+            }
             let value = map.next_value_seed(self)?;
-            // A repeated key keeps its last value, as serde_json's own
-            // `Value` does.
-            members.insert(key, value);
+            members.push((key, value));
         }
-        Ok(Value::Object(members))
+        Ok(Tree::Obj(members))
     }
 }
 
+/// Parses a JSON text from the host (a capability's reply, an input),
+/// which the host has already bounded, into a [`Tree`].
+pub fn parse_unbounded(text: &[u8]) -> Result<Tree, serde_json::Error> {
+    let budget = Budget {
+        left: Cell::new(usize::MAX),
+        exceeded: Cell::new(false),
+    };
+    let mut de = serde_json::Deserializer::from_slice(text);
+    let tree = Node(&budget).deserialize(&mut de)?;
+    de.end()?;
+    Ok(tree)
+}
+
 /// Parses one JSON text (RFC 8259, UTF-8, no byte-order mark, nothing after
-/// the value but whitespace) into a `Value`, refusing one whose estimated
+/// the value but whitespace) into a [`Tree`], refusing one whose estimated
 /// size passes `budget` bytes. Messages say what was wrong and where (line
 /// and column); nesting past serde_json's own limit of 128 levels is
 /// reported against `max_depth` (`max-value-depth`), which is lower.
-pub fn parse(text: &[u8], budget: usize, max_depth: u32) -> Result<Value, ParseError> {
+pub fn parse(text: &[u8], budget: usize, max_depth: u32) -> Result<Tree, ParseError> {
     if text.starts_with(b"\xEF\xBB\xBF") {
         return Err(ParseError::Invalid(
             "invalid JSON (the text starts with a byte-order mark, U+FEFF, at line 1 column 1; remove it)".to_owned(),
@@ -404,11 +417,28 @@ pub fn parse(text: &[u8], budget: usize, max_depth: u32) -> Result<Value, ParseE
 #[cfg(test)]
 mod tests {
     use super::{ParseError, parse};
-    use serde_json::json;
+    use crate::json::Tree;
+    use serde_json::{Value, json};
 
-    fn ok(text: &str) -> serde_json::Value {
+    /// The tree as serde_json's `Value`, for comparisons; a repeated key
+    /// keeps its last value, as pushing the tree does.
+    fn value(tree: Tree) -> Value {
+        match tree {
+            Tree::Null => Value::Null,
+            Tree::Bool(b) => Value::Bool(b),
+            Tree::Int(i) => Value::from(i),
+            Tree::Float(f) => Value::from(f),
+            Tree::Str(s) => Value::String(s),
+            Tree::Arr(items) => Value::Array(items.into_iter().map(value).collect()),
+            Tree::Obj(members) => {
+                Value::Object(members.into_iter().map(|(k, v)| (k, value(v))).collect())
+            }
+        }
+    }
+
+    fn ok(text: &str) -> Value {
         match parse(text.as_bytes(), 1 << 20, 64) {
-            Ok(v) => v,
+            Ok(v) => value(v),
             Err(e) => panic!("{text:?} should parse, got {e:?}"),
         }
     }

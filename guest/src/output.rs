@@ -202,7 +202,7 @@ unsafe fn log_body(l: *mut lua_State) -> Result<c_int, Raise> {
         let fields = match ffi::lua_type(l, 3) {
             ffi::LUA_TNONE | ffi::LUA_TNIL => String::from("{}"),
             ffi::LUA_TTABLE => {
-                let converted = json::to_value(l, 3, "log: fields".to_owned(), &vm.limits());
+                let converted = json::to_value(l, 3, || "log: fields".to_owned(), &vm.limits());
                 work = json::last_encoded_bytes();
                 let object = match converted {
                     Ok(WitValue::Json(text)) if text == "[]" => Ok(String::from("{}")),
