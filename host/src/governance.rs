@@ -329,11 +329,15 @@ impl Audit {
     /// budget is recorded as refused and returned as the script's error.
     pub(crate) fn admit(&self, name: &str, budget: Option<Option<u32>>) -> Result<Ticket, String> {
         let mut state = self.lock();
-        let over = match budget {
+        // Only a capability with a budget needs its calls counted.
+        let over = match budget.flatten() {
             Some(limit) => {
-                let count = state.counts.entry(name.to_owned()).or_insert(0);
+                let count = match state.counts.get_mut(name) {
+                    Some(count) => count,
+                    None => state.counts.entry(name.to_owned()).or_insert(0),
+                };
                 *count = count.saturating_add(1);
-                limit.filter(|&limit| *count > limit)
+                (*count > limit).then_some(limit)
             }
             None => None,
         };

@@ -37,8 +37,9 @@ pub(crate) struct Registry<T> {
 }
 
 impl<T> Registry<T> {
-    fn get(&self, name: &str) -> Option<&Capability<T>> {
-        self.capabilities.iter().find(|c| c.name() == name)
+    /// Where the capability called `name` is in `capabilities`.
+    fn find(&self, name: &str) -> Option<usize> {
+        self.capabilities.iter().position(|c| c.name() == name)
     }
 }
 
@@ -144,18 +145,21 @@ impl<T: Send + Sync + 'static> HostState<T> {
         name: String,
         args: Vec<WitValue>,
     ) -> impl std::future::Future<Output = Result<WitValue, String>> + Send + 'static {
-        let cap = self.registry.get(&name).cloned();
+        // The future holds the registry, not a copy of the capability.
+        let registry = self.registry.clone();
+        let index = registry.find(&name);
         let ctx = self.ctx.clone();
         let max_reply = self.max_reply_bytes;
-        let governance = self.registry.governance.clone();
-        let budget = cap
-            .as_ref()
-            .map(|c| c.budget().or(governance.default_budget));
+        let budget = index.map(|i| {
+            registry.capabilities[i]
+                .budget()
+                .or(registry.governance.default_budget)
+        });
         let admitted = self.audit.admit(&name, budget);
         async move {
             let ticket = admitted?;
             ticket.begin();
-            let Some(cap) = cap else {
+            let Some(cap) = index.map(|i| &registry.capabilities[i]) else {
                 ticket.finish(CallOutcome::Error, 0);
                 return Err(format!("{name}: no such capability"));
             };
@@ -165,7 +169,7 @@ impl<T: Send + Sync + 'static> HostState<T> {
                     "{name}: capabilities are unavailable in this instance"
                 ));
             };
-            dispatch(cap, ctx, args, max_reply, &governance, &ticket).await
+            dispatch(cap, ctx, args, max_reply, &registry.governance, &ticket).await
         }
     }
 }
@@ -217,7 +221,7 @@ struct Overflow;
 /// (bounded by `max_reply` bytes of reply) and converts the reply; the
 /// ticket's record follows each step.
 async fn dispatch<T: Send + Sync + 'static>(
-    cap: Capability<T>,
+    cap: &Capability<T>,
     ctx: Arc<T>,
     args: Vec<WitValue>,
     max_reply: usize,
@@ -283,8 +287,21 @@ fn from_wit(value: WitValue) -> Result<serde_json::Value, serde_json::Error> {
 /// travels typed.
 fn to_wit(text: String) -> WitValue {
     use serde_json::Value;
-    if matches!(text.as_bytes().first(), Some(b'[' | b'{')) {
-        return WitValue::Json(text);
+    match text.as_bytes().first() {
+        Some(b'[' | b'{') => return WitValue::Json(text),
+        // The common scalars without a parser: JSON writes an integer as
+        // plain digits, which `i64` reads the same way.
+        Some(b'-' | b'0'..=b'9') => {
+            if let Ok(i) = text.parse::<i64>() {
+                return WitValue::Integer(i);
+            }
+        }
+        _ => match text.as_str() {
+            "true" => return WitValue::Boolean(true),
+            "false" => return WitValue::Boolean(false),
+            "null" => return WitValue::Nil,
+            _ => {}
+        },
     }
     match serde_json::from_str::<Value>(&text) {
         Ok(Value::Null) => WitValue::Nil,

@@ -705,3 +705,17 @@ async fn failed_conversions_are_charged_so_the_instruction_limit_stops_them() {
         );
     }
 }
+
+/// A key that repeats keeps its last value, null included (which leaves the
+/// key absent). Capability replies go through the same parser.
+#[tokio::test]
+async fn a_repeated_key_keeps_its_last_value_null_included() {
+    let sb = sandbox();
+    let v = values(
+        &sb,
+        r#"local d = json.decode('{"a": 1, "a": null, "b": 1, "b": 2, "c": null, "c": 3}')
+           return d.a == nil, d.b, d.c"#,
+    )
+    .await;
+    assert_eq!(v, [json!(true), json!(2), json!(3)]);
+}
