@@ -5,19 +5,20 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result, ensure};
-use moonbox::{Limits, Sandbox};
+use moonbox::{Engine, Limits, Sandbox};
 
 use super::spawn;
 use super::stats::Summary;
 
 /// Each benchmark and its inner-iteration count: the problem size the
 /// benchmark verifies its result at, chosen so one run takes 0.05-2 s in
-/// native `lua5.4`. Havlak is left out: one inner iteration (its smallest
-/// verified size) takes about half a minute natively.
+/// native `lua5.4`, except Havlak, whose smallest verified size (one inner
+/// iteration) takes several seconds.
 pub(crate) const BENCHMARKS: &[(&str, u32)] = &[
     ("bounce", 50),
     ("cd", 10),
     ("deltablue", 1000),
+    ("havlak", 1),
     ("json", 5),
     ("list", 50),
     ("mandelbrot", 500),
@@ -35,6 +36,9 @@ pub(crate) struct Speed {
     pub name: &'static str,
     pub inner: u32,
     pub moonbox: Summary,
+    /// The same in a sandbox whose engine meters fuel (deterministic mode,
+    /// or an explicit fuel limit): what fuel costs.
+    pub moonbox_fuel: Summary,
     pub native: Summary,
     /// Native `lua5.4` with a count hook every 1,000 instructions, the
     /// stock way to count instructions: what the guest's budget saves.
@@ -45,6 +49,11 @@ impl Speed {
     /// moonbox time over native time.
     pub fn ratio(&self) -> f64 {
         self.moonbox.secs() / self.native.secs()
+    }
+
+    /// moonbox time with fuel metered over native time.
+    pub fn fuel_ratio(&self) -> f64 {
+        self.moonbox_fuel.secs() / self.native.secs()
     }
 
     /// moonbox time over native time with a count hook.
@@ -61,17 +70,22 @@ fn module_name(stem: &str) -> &str {
 }
 
 /// The sandbox the benchmarks run in: every `.lua` file of `dir` is a
-/// module for `require`. The guest limits are all on and metered; only
-/// the instruction count, fuel and timeout are raised so the standard
-/// workloads fit (the default instruction limit is about 0.1 s of Lua).
-fn sandbox(dir: &Path) -> Result<Sandbox> {
+/// module for `require`. The guest limits are all on; only the instruction
+/// count and timeout are raised so the standard workloads fit (the default
+/// instruction limit is about 0.1 s of Lua). With `fuel`, its engine meters
+/// fuel, derived from the instruction limit.
+fn sandbox(dir: &Path, fuel: bool) -> Result<Sandbox> {
     let limits = Limits {
         max_instructions: 1_000_000_000_000,
-        fuel: 1_000_000_000_000_000,
         timeout: Duration::from_secs(600),
         ..Limits::default()
     };
-    let mut builder = Sandbox::builder().limits(limits);
+    let engine = if fuel {
+        Engine::shared_metered()?
+    } else {
+        Engine::shared()?
+    };
+    let mut builder = Sandbox::builder().engine(&engine).limits(limits);
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .with_context(|| format!("cannot read {}", dir.display()))?
         .collect::<Result<_, _>>()?;
@@ -94,7 +108,8 @@ fn sandbox(dir: &Path) -> Result<Sandbox> {
 /// is told each benchmark's name as it starts.
 pub(crate) async fn run(dir: &Path, reps: usize, progress: impl Fn(&str)) -> Result<Vec<Speed>> {
     ensure!(spawn::which("lua5.4").is_some(), "lua5.4 is not installed");
-    let sandbox = sandbox(dir)?;
+    let plain = sandbox(dir, false)?;
+    let metered = sandbox(dir, true)?;
     let path = format!(
         "package.path = [==[{}/?.lua;]==] .. package.path",
         dir.display()
@@ -102,20 +117,26 @@ pub(crate) async fn run(dir: &Path, reps: usize, progress: impl Fn(&str)) -> Res
     let mut speeds = Vec::new();
     for &(name, inner) in BENCHMARKS {
         progress(name);
-        let mut session = sandbox.session(()).await?;
-        session
-            .eval(&format!("B = require('{}')", module_name(name)))
-            .await
-            .with_context(|| format!("{name}: require failed"))?;
         let work = format!("assert(B:inner_benchmark_loop({inner}))");
-        let moonbox = Summary::time_each(reps, async || {
+        let mut timed = Vec::new();
+        for sandbox in [&plain, &metered] {
+            let mut session = sandbox.session(()).await?;
             session
-                .eval(&work)
+                .eval(&format!("B = require('{}')", module_name(name)))
                 .await
-                .with_context(|| format!("{name} in moonbox"))?;
-            Ok(())
-        })
-        .await?;
+                .with_context(|| format!("{name}: require failed"))?;
+            timed.push(
+                Summary::time_each(reps, async || {
+                    session
+                        .eval(&work)
+                        .await
+                        .with_context(|| format!("{name} in moonbox"))?;
+                    Ok(())
+                })
+                .await?,
+            );
+        }
+        let (moonbox, moonbox_fuel) = (timed[0], timed[1]);
 
         // Natively: the whole process, minus a process that only loads
         // the benchmark, so both sides time the same work.
@@ -135,6 +156,7 @@ pub(crate) async fn run(dir: &Path, reps: usize, progress: impl Fn(&str)) -> Res
             name,
             inner,
             moonbox,
+            moonbox_fuel,
             native: native(format!("{load} {work}"))?,
             native_hooked: native(format!("{load} {hook} {work}"))?,
         });

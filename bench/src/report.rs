@@ -433,32 +433,42 @@ pub(crate) fn awfy_table(s: &mut String, awfy: &Row<Vec<Speed>>) {
         Ok(rows) => {
             let _ = writeln!(
                 s,
-                "Each benchmark's `inner_benchmark_loop(n)` in a session with every guest limit metered, against native `lua5.4` (whole process minus a process that only loads the benchmark). Medians. The last two columns run native `lua5.4` with a count hook every 1,000 instructions, the stock way to count instructions: Lua then sends every instruction through its hook dispatcher, so they show what the budget saves and how much of the ratio is the wasm wall.\n"
+                "Each benchmark's `inner_benchmark_loop(n)` in a session with every guest limit on, against native `lua5.4` (whole process minus a process that only loads the benchmark). Medians. `moonbox` is the default sandbox; `with fuel` runs the same work on an engine that meters fuel (deterministic mode, or an explicit fuel limit). The last two columns run native `lua5.4` with a count hook every 1,000 instructions, the stock way to count instructions: Lua then sends every instruction through its hook dispatcher, so they show what the guest's instruction budget saves and how much of the ratio is the wasm wall.\n"
             );
             let _ = writeln!(
                 s,
-                "| benchmark | n | moonbox | native lua5.4 | ratio | native with count hook | moonbox vs hooked native |"
+                "| benchmark | n | moonbox | with fuel | native lua5.4 | ratio | ratio with fuel | native with count hook | moonbox vs hooked native |"
             );
-            let _ = writeln!(s, "|---|---|---|---|---|---|---|");
+            let _ = writeln!(s, "|---|---|---|---|---|---|---|---|---|");
             for x in rows {
                 let _ = writeln!(
                     s,
-                    "| {} | {} | {} | {} | {} | {} | {} |",
+                    "| {} | {} | {} | {} | {} | {} | {} | {} | {} |",
                     x.name,
                     x.inner,
                     stats::time(x.moonbox.median),
+                    stats::time(x.moonbox_fuel.median),
                     stats::time(x.native.median),
                     stats::ratio(x.ratio()),
+                    stats::ratio(x.fuel_ratio()),
                     stats::time(x.native_hooked.median),
                     stats::ratio(x.hooked_ratio())
                 );
             }
-            let hooked: Vec<f64> = rows.iter().map(Speed::hooked_ratio).collect();
-            if let (Some(g), Some(h)) = (geomean(rows), stats::geometric_mean(&hooked)) {
+            let mean = |f: fn(&Speed) -> f64| {
+                let ratios: Vec<f64> = rows.iter().map(f).collect();
+                stats::geometric_mean(&ratios)
+            };
+            if let (Some(g), Some(fuel), Some(h)) = (
+                geomean(rows),
+                mean(Speed::fuel_ratio),
+                mean(Speed::hooked_ratio),
+            ) {
                 let _ = writeln!(
                     s,
-                    "| **geometric mean** | | | | **{}** | | **{}** |",
+                    "| **geometric mean** | | | | | **{}** | **{}** | | **{}** |",
                     stats::ratio(g),
+                    stats::ratio(fuel),
                     stats::ratio(h)
                 );
             }
