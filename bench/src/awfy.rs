@@ -71,12 +71,14 @@ fn module_name(stem: &str) -> &str {
 
 /// The sandbox the benchmarks run in: every `.lua` file of `dir` is a
 /// module for `require`. The guest limits are all on; only the instruction
-/// count and timeout are raised so the standard workloads fit (the default
-/// instruction limit is about 0.1 s of Lua). With `fuel`, its engine meters
-/// fuel, derived from the instruction limit.
+/// count, call depth and timeout are raised so the standard workloads fit
+/// (the default instruction limit is about 0.1 s of Lua, and Havlak's
+/// depth-first search recurses past the default depth). With `fuel`, its
+/// engine meters fuel, derived from the instruction limit.
 fn sandbox(dir: &Path, fuel: bool) -> Result<Sandbox> {
     let limits = Limits {
         max_instructions: 1_000_000_000_000,
+        max_call_depth: 100_000,
         timeout: Duration::from_secs(600),
         ..Limits::default()
     };
