@@ -6,8 +6,9 @@
 //! [`budget`] at a loop back-edge or function entry once the count reaches
 //! the check point. The check point is the next [`STEP`] instructions or the
 //! limit, whichever comes first, so the call depth is checked every `STEP`
-//! instructions and the instruction limit trips at exactly
-//! `max-instructions + 1`. Once any limit has tripped, the check point is 0
+//! instructions and the instruction limit trips at the first check once the
+//! count passes `max-instructions` (within one loop iteration or straight
+//! stretch of code). Once any limit has tripped, the check point is 0
 //! and a count hook runs on every instruction ([`arm_tripped`]): the next
 //! instruction raises the limit's error again, so a script that catches the
 //! error with `pcall` cannot make progress and the eval still ends with the
@@ -227,7 +228,7 @@ unsafe fn check(l: *mut lua_State) -> bool {
 /// `l` is a live thread of the Vm's state with a free stack slot.
 pub unsafe fn raise_trip(l: *mut lua_State, vm: &Vm, kind: Kind, message: String) -> bool {
     // SAFETY: `vm.trip` moves the message into the Vm before anything can
-    // raise; `arm_tripped` only writes two fields of the live state;
+    // raise; `arm_tripped` only writes budget and hook fields, without allocating;
     // `push_trip` pushes the recorded message into the free slot the caller
     // guarantees and may raise a memory error, with nothing owned left on this
     // frame.

@@ -112,7 +112,7 @@ unsafe fn print_body(l: *mut lua_State) -> Result<c_int, Raise> {
 unsafe fn raise_trip(l: *mut lua_State, vm: &Vm) -> Raise {
     // SAFETY: `print_body` calls this only after `write` refused, which it does
     // only once a trip is recorded, so `push_trip` pushes that message into the
-    // free slot `print` has; `arm_tripped` only writes two fields of the live
+    // free slot `print` has; `arm_tripped` only writes budget and hook fields of the live
     // thread `l`. A memory error from the push leaves nothing owned behind.
     unsafe {
         crate::limits::arm_tripped(l);

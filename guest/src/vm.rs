@@ -378,9 +378,10 @@ impl Vm {
         self.peak.get()
     }
 
-    /// Records a tripped limit unless one already tripped, and sets the
-    /// budget's check point to 0, so that the script stops at its next loop
-    /// back-edge or call wherever the trip was caught.
+    /// Records a tripped limit unless one already tripped, sets the budget's
+    /// check point to 0 and a count hook of 1 on the main thread
+    /// ([`crate::limits::arm_tripped`]), so that the script stops wherever
+    /// the trip was caught.
     pub fn trip(&self, kind: Kind, message: impl Into<Cow<'static, str>>) {
         {
             let mut trip = self.trip.borrow_mut();
@@ -394,9 +395,10 @@ impl Vm {
         }
         let state = self.state.get();
         if !state.is_null() {
-            // SAFETY: `arm_tripped` only sets two fields of the live state; it
-            // neither allocates nor raises, so it is safe in the middle of any
-            // Lua operation, the allocator included.
+            // SAFETY: `arm_tripped` only writes budget and hook fields of the
+            // live state and its main thread; it neither allocates nor raises,
+            // so it is safe in the middle of any Lua operation, the allocator
+            // included.
             unsafe { crate::limits::arm_tripped(state) };
         }
     }

@@ -89,8 +89,8 @@ impl Engine {
     }
 
     /// The process-wide engine with default settings (on-demand instance
-    /// allocation, no cache directory), built on first use and shared by
-    /// every sandbox that does not name its own engine.
+    /// allocation, no cache directory, no fuel), built on first use and
+    /// shared by every sandbox that names no engine and needs no fuel.
     ///
     /// # Errors
     /// [`Error::Engine`] if wasmtime cannot be configured or the guest not

@@ -290,9 +290,12 @@ fn to_wit(text: String) -> WitValue {
     match text.as_bytes().first() {
         Some(b'[' | b'{') => return WitValue::Json(text),
         // The common scalars without a parser: JSON writes an integer as
-        // plain digits, which `i64` reads the same way.
+        // plain digits, which `i64` reads the same way, except `-0` (a
+        // float to JSON) and leading zeros (not JSON), left to the parser.
         Some(b'-' | b'0'..=b'9') => {
-            if let Ok(i) = text.parse::<i64>() {
+            let digits = text.strip_prefix('-').unwrap_or(&text);
+            let zero_led = digits.starts_with('0') && text != "0";
+            if let (false, Ok(i)) = (zero_led, text.parse::<i64>()) {
                 return WitValue::Integer(i);
             }
         }
@@ -424,5 +427,30 @@ impl HostMonotonicClock for FixedClock {
     }
     fn now(&self) -> u64 {
         u64::try_from(self.0.as_nanos()).unwrap_or(u64::MAX)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{WitValue, to_wit};
+
+    /// The fast path for scalars gives what the JSON parser would.
+    #[test]
+    fn scalar_replies_read_as_the_json_parser_reads_them() {
+        let read = |text: &str| to_wit(text.to_owned());
+        assert!(matches!(read("0"), WitValue::Integer(0)));
+        assert!(matches!(read("42"), WitValue::Integer(42)));
+        assert!(matches!(read("-7"), WitValue::Integer(-7)));
+        assert!(matches!(read("-0"), WitValue::Float(f) if f == 0.0 && f.is_sign_negative()));
+        assert!(matches!(read("9223372036854775808"), WitValue::Float(_)));
+        assert!(matches!(read("1.5"), WitValue::Float(f) if f == 1.5));
+        assert!(matches!(read("1e3"), WitValue::Float(f) if f == 1000.0));
+        assert!(matches!(read("true"), WitValue::Boolean(true)));
+        assert!(matches!(read("false"), WitValue::Boolean(false)));
+        assert!(matches!(read("null"), WitValue::Nil));
+        assert!(matches!(read("\"a\\n\""), WitValue::Text(s) if s == "a\n"));
+        assert!(matches!(read("[1]"), WitValue::Json(s) if s == "[1]"));
+        // Not JSON: passed on as text for the guest to refuse.
+        assert!(matches!(read("01"), WitValue::Json(_)));
     }
 }

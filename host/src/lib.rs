@@ -30,7 +30,8 @@
 //!
 //! - [`Engine`]: wasmtime with the guest compiled for it (a few hundred
 //!   milliseconds, or about one with a cache directory). Sandboxes share
-//!   [`Engine::shared`] unless given their own.
+//!   [`Engine::shared`] (or [`Engine::shared_metered`], when they need fuel)
+//!   unless given their own.
 //! - [`Sandbox`]: an engine plus a configuration. Cheap to clone,
 //!   `Send + Sync`: share one.
 //! - [`Sandbox::eval`]: a fresh, isolated instance per call, discarded after.

@@ -51,8 +51,8 @@ pub struct Stats {
     /// budget and is not included); `None` when the engine does not meter
     /// fuel (see [`EngineBuilder::fuel`](crate::EngineBuilder::fuel)).
     pub fuel_used: Option<u64>,
-    /// Lua VM instructions the eval ran, in every coroutine (as a Lua count
-    /// hook of 1 counts them), plus the fixed charges for coroutines and
+    /// Lua VM instructions the eval ran (every instruction the VM fetched),
+    /// in every coroutine, plus the fixed charges for coroutines and
     /// capability calls.
     pub instructions: Option<u64>,
     /// The most bytes the Lua heap held during the eval.

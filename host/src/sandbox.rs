@@ -177,13 +177,18 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     }
 
     /// Turns on deterministic mode. Default: off (real clocks, random seed).
+    /// It needs fuel metered: without an explicit [`engine`](Self::engine)
+    /// the sandbox runs on [`Engine::shared_metered`], and an explicit one
+    /// must meter fuel ([`EngineBuilder::fuel`](crate::EngineBuilder::fuel)).
     pub fn deterministic(mut self, determinism: Determinism) -> Self {
         self.determinism = Some(determinism);
         self
     }
 
     /// Runs the sandbox on `engine` (see [`Engine`] for when to share one
-    /// and when to build another). Default: [`Engine::shared`].
+    /// and when to build another). Default: [`Engine::shared`], or
+    /// [`Engine::shared_metered`] in deterministic mode or with an explicit
+    /// [`Limits::fuel`].
     pub fn engine(mut self, engine: &Engine) -> Self {
         self.engine = Some(engine.clone());
         self
@@ -192,8 +197,8 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     /// Validates the configuration and prepares the sandbox.
     ///
     /// Without an explicit [`engine`](Self::engine), the first sandbox of
-    /// the process builds [`Engine::shared`], compiling the guest; later
-    /// ones reuse it. `build` also starts one session to prove the
+    /// the process builds [`Engine::shared`] (or [`Engine::shared_metered`]),
+    /// compiling the guest; later ones reuse it. `build` also starts one session to prove the
     /// configuration works; it runs on a thread of its own when `build` is
     /// called inside a runtime. Async callers can use
     /// [`build_async`](Self::build_async), or
@@ -204,7 +209,9 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     /// duplicate or malformed capability or module name, a module that does
     /// not compile, a limit too small to start a session, a call budget
     /// over [`MAX_CALL_BUDGET`] or for a name no capability has, or a
-    /// capability that needs approval in a sandbox without an approver;
+    /// capability that needs approval in a sandbox without an approver, or
+    /// an engine that does not meter fuel for a sandbox in deterministic
+    /// mode or with an explicit [`Limits::fuel`];
     /// [`Error::Engine`] if wasmtime cannot start; [`Error::Session`] if
     /// the probe session fails for another reason.
     pub fn build(self) -> Result<Sandbox<T>, Error> {

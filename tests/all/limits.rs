@@ -132,6 +132,43 @@ async fn an_error_loses_none_of_the_instructions_before_it() {
 }
 
 #[tokio::test]
+async fn an_error_raised_by_a_hook_loses_none_of_the_instructions_before_it() {
+    // A script's own count hook that raises inside a long straight function:
+    // the instructions before the hook ran are counted all the same.
+    let sb = Sandbox::builder()
+        .allow("debug")
+        .allow("debug.sethook")
+        .limits(Limits {
+            max_instructions: 1_000_000,
+            ..Limits::default()
+        })
+        .build()
+        .unwrap();
+    let mut session = sb.session(()).await.unwrap();
+    session
+        .eval(
+            "local src = {'inside = true local a = 0'} for i = 1, 2000 do src[#src + 1] = 'a = a + 1' end \
+             f = load(table.concat(src, ' '))",
+        )
+        .await
+        .unwrap();
+    let e = session
+        .eval(
+            "debug.sethook(function() if inside then error('hook') end end, '', 1500) \
+             n = 0 while true do n = n + 1 pcall(f) inside = false end",
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InstructionLimit, "{}", e.message);
+    let passes = session.eval("return n").await.unwrap();
+    assert!(
+        passes.values[0].as_i64().is_some_and(|n| n <= 1_000),
+        "{:?} passes of about 1,500 instructions within a limit of 1,000,000",
+        passes.values
+    );
+}
+
+#[tokio::test]
 async fn nothing_runs_after_a_trip_even_without_a_loop_or_call() {
     let sb = with_limits(small());
     let mut session = sb.session(()).await.unwrap();
