@@ -126,30 +126,61 @@ fn split_diff(diff: &str) -> Vec<(String, String)> {
 }
 
 /// Where the pinned `lua-src` crate's Lua 5.4 sources are: `MOONBOX_LUA_SRC`
-/// when set, else found through `cargo metadata` (offline: the crate is a
-/// build dependency, so cargo has already fetched it).
+/// when set; else where cargo unpacked the crate (it is a build dependency,
+/// so it is there before this script runs) under `CARGO_HOME`; else what
+/// `cargo metadata` says, for a vendored or otherwise unusual setup.
 fn pristine_sources() -> PathBuf {
     if let Some(dir) = env::var_os("MOONBOX_LUA_SRC") {
         return PathBuf::from(dir);
     }
+    if let Some(dir) = unpacked_crate() {
+        return dir.join(LUA_DIR);
+    }
+    metadata_crate().join(LUA_DIR)
+}
+
+/// The crate's directory in cargo's registry sources, if it is there.
+fn unpacked_crate() -> Option<PathBuf> {
+    let home = env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .or_else(|| env::var_os("HOME").map(|h| Path::new(&h).join(".cargo")))?;
+    let name = format!("{LUA_SRC}-{}", lua_src_version());
+    let mut found: Vec<PathBuf> = fs::read_dir(home.join("registry").join("src"))
+        .ok()?
+        .filter_map(|index| index.ok().map(|i| i.path().join(&name)))
+        .filter(|dir| dir.join(LUA_DIR).join("lvm.c").is_file())
+        .collect();
+    found.sort();
+    found.into_iter().next()
+}
+
+/// The version of `lua-src` that Cargo.toml pins (`lua-src = "=X"`).
+fn lua_src_version() -> String {
+    let manifest = fs::read_to_string("Cargo.toml").expect("reading the guest's Cargo.toml");
+    manifest
+        .lines()
+        .find_map(|line| line.strip_prefix("lua-src = \"="))
+        .and_then(|rest| rest.split('"').next())
+        .expect("Cargo.toml pins lua-src as `lua-src = \"=VERSION\"`")
+        .to_owned()
+}
+
+/// The crate's directory as `cargo metadata` reports it (offline: cargo has
+/// fetched the crate to build this script).
+fn metadata_crate() -> PathBuf {
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let manifest =
         Path::new(&env::var("CARGO_MANIFEST_DIR").expect("cargo sets it")).join("Cargo.toml");
+    let target = env::var("TARGET").expect("cargo sets TARGET");
     let output = Command::new(cargo)
-        .args([
-            "metadata",
-            "--format-version",
-            "1",
-            "--offline",
-            "--locked",
-            "--manifest-path",
-        ])
+        .args(["metadata", "--format-version", "1", "--offline", "--locked"])
+        .args(["--filter-platform", &target, "--manifest-path"])
         .arg(&manifest)
         .output()
         .expect("running cargo metadata to find the lua-src crate");
     assert!(
         output.status.success(),
-        "cargo metadata failed: {}",
+        "cannot find the lua-src sources (set MOONBOX_LUA_SRC to its lua-5.4.9 directory): cargo metadata failed: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     let metadata: serde_json::Value =
@@ -164,5 +195,5 @@ fn pristine_sources() -> PathBuf {
     Path::new(manifest_path)
         .parent()
         .expect("a manifest is in a directory")
-        .join(LUA_DIR)
+        .to_path_buf()
 }
