@@ -403,6 +403,21 @@ fn targets(r: &Report) -> Vec<Target> {
     ]
 }
 
+/// A table of medians, p99s and sample counts, one row per labelled summary.
+fn summary_table(s: &mut String, rows: &[(&str, &Summary)]) {
+    let _ = writeln!(s, "| what | median | p99 | samples |");
+    let _ = writeln!(s, "|---|---|---|---|");
+    for (what, x) in rows {
+        let _ = writeln!(
+            s,
+            "| {what} | {} | {} | {} |",
+            stats::time(x.median),
+            stats::time(x.p99),
+            x.samples
+        );
+    }
+}
+
 /// The capability round-trip table: a scalar capability, then `records.get`.
 pub(crate) fn round_trip_table(s: &mut String, [scalar, records]: &[Summary; 2]) {
     let _ = writeln!(s, "\n### Capability round trip\n");
@@ -410,20 +425,13 @@ pub(crate) fn round_trip_table(s: &mut String, [scalar, records]: &[Summary; 2])
         s,
         "From Lua to the host and back: a loop of 10,000 calls minus the same loop without them, per call. `count.next(n)` is a synchronous capability that takes and returns an integer; `records.get('123')` returns a small table.\n"
     );
-    let _ = writeln!(s, "| what | median | p99 | samples |");
-    let _ = writeln!(s, "|---|---|---|---|");
-    for (what, x) in [
-        ("`count.next(n)` (scalar)", scalar),
-        ("`records.get('123')` (table)", records),
-    ] {
-        let _ = writeln!(
-            s,
-            "| {what} round trip | {} | {} | {} |",
-            stats::time(x.median),
-            stats::time(x.p99),
-            x.samples
-        );
-    }
+    summary_table(
+        s,
+        &[
+            ("`count.next(n)` (scalar) round trip", scalar),
+            ("`records.get('123')` (table) round trip", records),
+        ],
+    );
 }
 
 /// The Are-We-Fast-Yet table, or why it was not run.
@@ -492,21 +500,14 @@ pub(crate) fn fan_out_table(s: &mut String, [sequential, parallel, roomy]: [Summ
          with room for all {FAN_OUT_CALLS}. The three evals alternate.\n",
         FAN_OUT_WAIT.as_millis()
     );
-    let _ = writeln!(s, "| what | median | p99 | samples |");
-    let _ = writeln!(s, "|---|---|---|---|");
-    for (what, t) in [
-        ("one after another (a loop)", sequential),
-        ("`parallel`, 16 in flight", parallel),
-        ("`parallel`, 20 in flight", roomy),
-    ] {
-        let _ = writeln!(
-            s,
-            "| {what} | {} | {} | {} |",
-            stats::time(t.median),
-            stats::time(t.p99),
-            t.samples
-        );
-    }
+    summary_table(
+        s,
+        &[
+            ("one after another (a loop)", &sequential),
+            ("`parallel`, 16 in flight", &parallel),
+            ("`parallel`, 20 in flight", &roomy),
+        ],
+    );
     let speedup = |t: Summary| stats::ratio(sequential.secs() / t.secs().max(f64::MIN_POSITIVE));
     let _ = writeln!(
         s,

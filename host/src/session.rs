@@ -142,7 +142,7 @@ impl<T: Send + Sync + 'static> Session<T> {
             }
         });
         store.set_epoch_deadline(1);
-        arm_call(&mut store, &limits, inner.engine.meters_fuel(), started)?;
+        arm_call(&mut store, inner, started)?;
 
         let mut start_times = StartTimes::default();
         let work = async {
@@ -325,12 +325,7 @@ impl<T: Send + Sync + 'static> Session<T> {
                 EvalError::host(ErrorKind::InvalidValue, why, chunk_name, Stats::default())
             })?;
         let started = Instant::now();
-        arm_call(
-            &mut self.store,
-            &limits,
-            self.prepared.engine.meters_fuel(),
-            started,
-        )?;
+        arm_call(&mut self.store, &self.prepared, started)?;
         {
             let data = self.store.data_mut();
             data.limiter.refused = false;
@@ -475,12 +470,7 @@ impl<T: Send + Sync + 'static> Session<T> {
         }
         let limits = self.prepared.limits;
         let started = Instant::now();
-        arm_call(
-            &mut self.store,
-            &limits,
-            self.prepared.engine.meters_fuel(),
-            started,
-        )?;
+        arm_call(&mut self.store, &self.prepared, started)?;
         // Poisoned until the call settles, so a dropped future leaves it so.
         self.poisoned = Some("an earlier check was stopped by the host".to_owned());
         let accessor = self.guest.moonbox_sandbox_lua().session();
@@ -555,11 +545,11 @@ fn lua_error(e: types::LuaError, output: Output, stats: Stats) -> EvalError {
 /// deadline for one call into the guest.
 fn arm_call<T>(
     store: &mut Store<HostState<T>>,
-    limits: &Limits,
-    fuel: bool,
+    prepared: &Prepared<T>,
     started: Instant,
 ) -> Result<(), EvalError> {
-    if fuel {
+    let limits = &prepared.limits;
+    if prepared.engine.meters_fuel() {
         store
             .set_fuel(limits.effective_fuel())
             .map_err(|e| EvalError::internal(format!("cannot set fuel: {e}")))?;
