@@ -149,12 +149,7 @@ pub unsafe fn charge(l: *mut lua_State, cost: u64) -> bool {
         let total = count(l).saturating_add(cost);
         set_count(l, total);
         if total > vm.limits().max_instructions {
-            let message = format!(
-                "{}instruction limit exceeded (max-instructions is {})",
-                lua::position(l, 1),
-                vm.limits().max_instructions
-            );
-            return raise_trip(l, vm, Kind::Error(ErrorKind::InstructionLimit), message);
+            return raise_instruction_limit(l, vm, 1);
         }
         false
     }
@@ -199,12 +194,7 @@ unsafe fn check(l: *mut lua_State) -> bool {
         }
         let limits = vm.limits();
         if count(l) > limits.max_instructions {
-            let message = format!(
-                "{}instruction limit exceeded (max-instructions is {})",
-                lua::position(l, 0),
-                limits.max_instructions
-            );
-            return raise_trip(l, vm, Kind::Error(ErrorKind::InstructionLimit), message);
+            return raise_instruction_limit(l, vm, 0);
         }
         let depth = c_int::try_from(limits.max_call_depth).unwrap_or(c_int::MAX);
         let mut ar: ffi::lua_Debug = std::mem::zeroed();
@@ -218,6 +208,24 @@ unsafe fn check(l: *mut lua_State) -> bool {
         }
         arm(l);
         false
+    }
+}
+
+/// Trips the instruction limit, naming the position of the function at
+/// stack `level` (0 from the budget function, 1 from a C function).
+///
+/// # Safety
+/// As for [`raise_trip`].
+unsafe fn raise_instruction_limit(l: *mut lua_State, vm: &Vm, level: c_int) -> bool {
+    // SAFETY: The caller's contract is `raise_trip`'s; `position` only reads
+    // the stack, and the message is owned until `raise_trip` moves it.
+    unsafe {
+        let message = format!(
+            "{}instruction limit exceeded (max-instructions is {})",
+            lua::position(l, level),
+            vm.limits().max_instructions
+        );
+        raise_trip(l, vm, Kind::Error(ErrorKind::InstructionLimit), message)
     }
 }
 
