@@ -8,6 +8,15 @@ use serde_json::json;
 
 use crate::support::{assert_usable, fails, sandbox, values, with_limits};
 
+/// A sandbox on the shared engine that meters fuel.
+fn metered(limits: Limits) -> Sandbox {
+    Sandbox::builder()
+        .engine(&moonbox::Engine::shared_metered().unwrap())
+        .limits(limits)
+        .build()
+        .unwrap()
+}
+
 fn small() -> Limits {
     Limits {
         max_instructions: 200_000,
@@ -683,15 +692,11 @@ async fn raising_the_instruction_limit_raises_fuel_with_it() {
     // About 100 million instructions: past what the old fixed default fuel
     // (5e9) covered.
     let code = "local x = 0 for i = 1, 5e7 do x = x + i end return x";
-    let sb = Sandbox::builder()
-        .engine(&moonbox::Engine::shared_metered().unwrap())
-        .limits(Limits {
-            max_instructions: 300_000_000,
-            timeout: Duration::from_secs(120),
-            ..Limits::default()
-        })
-        .build()
-        .unwrap();
+    let sb = metered(Limits {
+        max_instructions: 300_000_000,
+        timeout: Duration::from_secs(120),
+        ..Limits::default()
+    });
     let out = sb.eval(code).await.unwrap();
     assert_eq!(out.values, [json!(1_250_000_025_000_000_i64)]);
     assert!(out.stats.fuel_used > Some(5_000_000_000), "{:?}", out.stats);
@@ -713,15 +718,11 @@ async fn raising_the_instruction_limit_raises_fuel_with_it() {
     );
 
     // Derived fuel that still runs out (work inside one C call) names both.
-    let sb = Sandbox::builder()
-        .engine(&moonbox::Engine::shared_metered().unwrap())
-        .limits(Limits {
-            max_instructions: 10_000,
-            timeout: Duration::from_secs(120),
-            ..Limits::default()
-        })
-        .build()
-        .unwrap();
+    let sb = metered(Limits {
+        max_instructions: 10_000,
+        timeout: Duration::from_secs(120),
+        ..Limits::default()
+    });
     let e = fails(
         &sb,
         "return ('a'):rep(30):match(('a?'):rep(30) .. ('a'):rep(30))",
