@@ -10,6 +10,7 @@
 use std::ffi::c_int;
 use std::fmt::Write as _;
 
+use crate::jsontext::Checked;
 use crate::lua::{self, ffi, lua_State};
 use crate::vm::Limits;
 use crate::wit::Value as WitValue;
@@ -675,19 +676,22 @@ pub enum Tree {
     Obj(Vec<(String, Tree)>),
 }
 
-/// A value received from the host, parsed and owned by the Vm while it is
-/// pushed (a push can raise; see `Vm::hold_reply`).
+/// A value received from the host (or parsed by `json.decode`), owned by
+/// the Vm while it is pushed (a push can raise; see `Vm::hold_reply`).
 pub enum Received {
     Scalar(WitValue),
+    /// A `json` value from the host, checked and pushed from its text.
+    Text(Checked),
+    /// A tree that `json.decode` parsed within its memory budget.
     Json(Tree),
 }
 
 impl Received {
-    /// Parses a `json` value; scalars pass through.
+    /// Checks a `json` value; scalars pass through.
     pub fn parse(value: WitValue) -> Result<Received, String> {
         match value {
-            WitValue::Json(text) => crate::jsonlib::parse_unbounded(text.as_bytes())
-                .map(Received::Json)
+            WitValue::Json(text) => Checked::new(text)
+                .map(Received::Text)
                 .map_err(|e| format!("invalid JSON ({e})")),
             scalar => Ok(Received::Scalar(scalar)),
         }
@@ -711,6 +715,7 @@ pub unsafe fn push_received(
     unsafe {
         match value {
             Received::Json(v) => push(l, v, max_depth),
+            Received::Text(checked) => crate::jsontext::push(l, checked, max_depth),
             Received::Scalar(v) => {
                 match v {
                     WitValue::Nil => ffi::lua_pushnil(l),

@@ -16,6 +16,7 @@
 //! - `parallel`: `parallel(items, fn)`, capability calls made together;
 //! - `json`: the Lua ↔ boundary value rules;
 //! - `jsonlib`: the `json` library scripts use, by those same rules;
+//! - `jsontext`: JSON text from the host pushed as Lua values without a tree;
 //! - `check`: the static analysis behind `check`, on the compiled chunk;
 //! - `snapshot`: the Lua state built at build time, which the first session
 //!   of an instance takes;
@@ -30,6 +31,7 @@ mod coroutines;
 mod environ;
 mod json;
 mod jsonlib;
+mod jsontext;
 mod limits;
 mod lua;
 mod output;
