@@ -228,7 +228,7 @@ async fn dispatch<T: Send + Sync + 'static>(
     governance: &Governance,
     ticket: &Ticket,
 ) -> Result<WitValue, String> {
-    let name = cap.name().to_owned();
+    let name = cap.name();
     let failed = |message: String| {
         ticket.finish(CallOutcome::Error, 0);
         Err(message)
@@ -248,7 +248,7 @@ async fn dispatch<T: Send + Sync + 'static>(
     };
     if cap.needs_approval() {
         let request = ApprovalRequest {
-            capability: name.clone(),
+            capability: name.to_owned(),
             args: values.clone(),
         };
         if let Approval::Refuse(reason) = governance.approve(request).await {
