@@ -8,12 +8,34 @@ use moonbox::{Capability, CapabilityError, Engine, Records, Sandbox};
 
 use super::stats::Summary;
 
-const RECORDS: &str = r#"{"123": {"name": "Ada", "visits": [1, 2]}}"#;
+/// Records in the page that `records.get('page')` returns.
+pub(crate) const PAGE_RECORDS: usize = 50;
+
+/// `records.get`'s records: `123`, a small table, and `page`, a list of
+/// [`PAGE_RECORDS`] records with a string, numbers, a boolean, a list and a
+/// null each (about 5 KB of JSON).
+fn records() -> Records {
+    let page: Vec<serde_json::Value> = (0..PAGE_RECORDS)
+        .map(|i| {
+            serde_json::json!({
+                "id": i, "name": format!("user {i}"), "tags": ["a", "b"],
+                "score": i as f64 * 1.5, "active": i % 2 == 0, "note": null,
+            })
+        })
+        .collect();
+    let mut records = serde_json::Map::new();
+    records.insert(
+        "123".to_owned(),
+        serde_json::json!({"name": "Ada", "visits": [1, 2]}),
+    );
+    records.insert("page".to_owned(), serde_json::Value::from(page));
+    Records::new(records)
+}
 
 /// The sandbox every in-process figure uses: default limits and
 /// `records.get`, on the shared engine or on its own pooling engine.
 pub(crate) fn sandbox(pooling: bool) -> Result<Sandbox> {
-    let records = Records::from_json(RECORDS)?;
+    let records = records();
     let engine = if pooling {
         Engine::builder().pooling_allocator(true).build()?
     } else {
@@ -102,7 +124,21 @@ pub(crate) async fn capability_round_trip(sandbox: &Sandbox, reps: usize) -> Res
     round_trip(
         sandbox,
         reps,
+        10_000,
         "local r = records.get('123')",
+        "local r = nil",
+    )
+    .await
+}
+
+/// One `records.get('page')` call, a reply of [`PAGE_RECORDS`] records,
+/// timed as [`capability_round_trip`] times a small one (in loops of 1,000).
+pub(crate) async fn page_round_trip(sandbox: &Sandbox, reps: usize) -> Result<Summary> {
+    round_trip(
+        sandbox,
+        reps,
+        1_000,
+        "local r = records.get('page')",
         "local r = nil",
     )
     .await
@@ -116,13 +152,18 @@ pub(crate) async fn scalar_round_trip(reps: usize) -> Result<Summary> {
         Ok::<_, CapabilityError>(n.wrapping_add(1))
     });
     let sandbox = Sandbox::builder().capability(next).build()?;
-    round_trip(&sandbox, reps, "n = count.next(n)", "n = n + 1").await
+    round_trip(&sandbox, reps, 10_000, "n = count.next(n)", "n = n + 1").await
 }
 
-/// Per call: a loop of 10,000 `call`s minus the same loop of `instead`s,
+/// Per call: a loop of `calls` `call`s minus the same loop of `instead`s,
 /// `reps` times in one session.
-async fn round_trip(sandbox: &Sandbox, reps: usize, call: &str, instead: &str) -> Result<Summary> {
-    let calls: u32 = 10_000;
+async fn round_trip(
+    sandbox: &Sandbox,
+    reps: usize,
+    calls: u32,
+    call: &str,
+    instead: &str,
+) -> Result<Summary> {
     let with_calls = format!("local n = 0 for i = 1, {calls} do {call} end");
     let without = format!("local n = 0 for i = 1, {calls} do {instead} end");
     let mut session = sandbox.session(()).await?;

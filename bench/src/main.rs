@@ -149,6 +149,7 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         let rows = [
             inproc::scalar_round_trip(20).await?,
             inproc::capability_round_trip(&sandbox, 20).await?,
+            inproc::page_round_trip(&sandbox, 20).await?,
         ];
         let mut s = format!(
             "Command: `cargo run{} -p moonbox-bench -- --round-trip`\nMachine: {}\nDate: {}\n",
@@ -202,6 +203,7 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
     let round_trip = [
         inproc::scalar_round_trip(20).await?,
         inproc::capability_round_trip(&sandbox, 20).await?,
+        inproc::page_round_trip(&sandbox, 20).await?,
     ];
     progress("capability fan-out");
     let fan_out = inproc::fan_out(o.fan_out_runs).await?;

@@ -26,7 +26,7 @@ pub(crate) struct Report {
     pub breakdown: [Vec<(&'static str, Summary)>; 2],
     pub session: Summary,
     /// A scalar capability's round trip, then `records.get`'s.
-    pub round_trip: [Summary; 2],
+    pub round_trip: [Summary; 3],
     /// 20 calls to a capability that waits 50 ms: one after another,
     /// through `parallel`, and through `parallel` with room for all 20.
     pub fan_out: [Summary; 3],
@@ -418,18 +418,21 @@ fn summary_table(s: &mut String, rows: &[(&str, &Summary)]) {
     }
 }
 
-/// The capability round-trip table: a scalar capability, then `records.get`.
-pub(crate) fn round_trip_table(s: &mut String, [scalar, records]: &[Summary; 2]) {
+/// The capability round-trip table: a scalar capability, then
+/// `records.get` with a small reply and with a page of records.
+pub(crate) fn round_trip_table(s: &mut String, [scalar, records, page]: &[Summary; 3]) {
     let _ = writeln!(s, "\n### Capability round trip\n");
     let _ = writeln!(
         s,
-        "From Lua to the host and back: a loop of 10,000 calls minus the same loop without them, per call. `count.next(n)` is a synchronous capability that takes and returns an integer; `records.get('123')` returns a small table.\n"
+        "From Lua to the host and back: a loop of calls (10,000; 1,000 for the page) minus the same loop without them, per call. `count.next(n)` is a synchronous capability that takes and returns an integer; `records.get('123')` returns a small table; `records.get('page')` returns a list of {} records (about 5 KB of JSON).\n",
+        crate::inproc::PAGE_RECORDS
     );
     summary_table(
         s,
         &[
             ("`count.next(n)` (scalar) round trip", scalar),
             ("`records.get('123')` (table) round trip", records),
+            ("`records.get('page')` (list of records) round trip", page),
         ],
     );
 }
