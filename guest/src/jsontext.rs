@@ -12,18 +12,19 @@
 //!
 //! A push may raise a Lua memory error. Its frames hold only borrows of the
 //! checked text, which its owner (the Vm, see `Vm::hold_reply`) keeps, and
-//! a string with escapes is built in a Lua buffer on the Lua stack, so an
-//! error that unwinds past them leaks nothing.
+//! a string with escapes is decoded outside the Lua heap (as the tree held
+//! it, so it is charged once, as the Lua string) and handed to the Vm to
+//! push (`Vm::push_owned`), so an error that unwinds past them leaks
+//! nothing.
 
 use std::cell::RefCell;
 use std::ffi::c_int;
 use std::fmt;
-use std::mem::MaybeUninit;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 
 use crate::lua::{self, ffi, lua_State};
-use crate::vm::to_c_int;
+use crate::vm::{Vm, to_c_int};
 
 /// A JSON text that serde_json accepts, with the size of each container.
 pub struct Checked {
@@ -137,15 +138,44 @@ impl<'de> Visitor<'de> for Sizer<'_> {
 /// refused with a message; memory errors are raised as Lua errors.
 ///
 /// # Safety
-/// `l` is a live state inside a protected call, and `checked` outlives any
-/// error the push raises (its owner holds it, not this call's frames).
+/// `l` is a live thread of a Vm's state inside a protected call, and
+/// `checked` outlives any error the push raises (its owner holds it, not
+/// this call's frames).
 pub unsafe fn push(l: *mut lua_State, checked: &Checked, max_depth: u32) -> Result<(), String> {
+    // SAFETY: as this function's contract.
+    unsafe { push_with(l, checked, max_depth, push_via_vm) }
+}
+
+/// Pushes bytes the caller gives up as a Lua string, leaving nothing owned
+/// on the caller's frames if the push raises.
+type PushOwned = unsafe fn(*mut lua_State, Vec<u8>);
+
+/// [`PushOwned`] through the Vm's slot for owned bytes.
+///
+/// # Safety
+/// `l` is a live thread of a Vm's state with a free slot, in protected mode.
+unsafe fn push_via_vm(l: *mut lua_State, bytes: Vec<u8>) {
+    // SAFETY: the caller's contract is `Vm::from_state`'s and `push_owned`'s.
+    unsafe { Vm::from_state(l).push_owned(l, bytes) }
+}
+
+/// [`push`], with strings that had escapes pushed by `owned`.
+///
+/// # Safety
+/// As for [`push`], with `owned`'s contract met wherever a value is pushed.
+unsafe fn push_with(
+    l: *mut lua_State,
+    checked: &Checked,
+    max_depth: u32,
+    owned: PushOwned,
+) -> Result<(), String> {
     let mut walk = Walk {
         text: checked.text.as_bytes(),
         pos: 0,
         sizes: &checked.sizes,
         next: 0,
         max_depth,
+        owned,
     };
     // SAFETY: as this function's contract; `Walk` holds only borrows.
     unsafe { walk.value(l, 0) }
@@ -159,6 +189,7 @@ struct Walk<'a> {
     /// The next container's entry in `sizes`.
     next: usize,
     max_depth: u32,
+    owned: PushOwned,
 }
 
 /// What a push reports if the text is not what [`Checked`] accepted, which
@@ -342,51 +373,44 @@ impl Walk<'_> {
         }
     }
 
-    /// Pushes a string with escapes, built in a Lua buffer (which lives on
-    /// the Lua stack, so a memory error while it grows leaks nothing).
+    /// Pushes a string with escapes: decoded into bytes outside the Lua
+    /// heap, then given up to [`Walk::owned`] to push.
     ///
     /// # Safety
     /// As for [`Walk::string`].
     unsafe fn escaped(&mut self, l: *mut lua_State) -> Result<(), String> {
-        let mut buffer = MaybeUninit::<ffi::luaL_Buffer>::uninit();
-        let b = buffer.as_mut_ptr();
-        // SAFETY: `luaL_buffinit` initialises the buffer in place, which does
-        // not move until `luaL_pushresult`; it takes the caller's free slot
-        // and the result replaces it. On an `Err`, the stack holds the
-        // unfinished buffer, which the caller's error discards.
-        unsafe {
-            ffi::luaL_buffinit(l, b);
-            loop {
-                let rest = self.text.get(self.pos..).unwrap_or_default();
-                let run = rest
-                    .iter()
-                    .position(|&c| c == b'"' || c == b'\\')
-                    .ok_or(MALFORMED)?;
-                ffi::luaL_addlstring(b, rest.as_ptr().cast(), run);
-                self.pos += run + 1;
-                if rest[run] == b'"' {
-                    break;
-                }
-                let escape = self.peek();
-                self.pos += 1;
-                let c = match escape {
-                    b'"' => '"',
-                    b'\\' => '\\',
-                    b'/' => '/',
-                    b'b' => '\u{8}',
-                    b'f' => '\u{c}',
-                    b'n' => '\n',
-                    b'r' => '\r',
-                    b't' => '\t',
-                    b'u' => self.code_point()?,
-                    _ => return Err(MALFORMED.to_owned()),
-                };
-                let mut utf8 = [0u8; 4];
-                let bytes = c.encode_utf8(&mut utf8).as_bytes();
-                ffi::luaL_addlstring(b, bytes.as_ptr().cast(), bytes.len());
+        let mut bytes = Vec::new();
+        loop {
+            let rest = self.text.get(self.pos..).unwrap_or_default();
+            let run = rest
+                .iter()
+                .position(|&c| c == b'"' || c == b'\\')
+                .ok_or(MALFORMED)?;
+            bytes.extend_from_slice(&rest[..run]);
+            self.pos += run + 1;
+            if rest[run] == b'"' {
+                break;
             }
-            ffi::luaL_pushresult(b);
+            let escape = self.peek();
+            self.pos += 1;
+            let c = match escape {
+                b'"' => '"',
+                b'\\' => '\\',
+                b'/' => '/',
+                b'b' => '\u{8}',
+                b'f' => '\u{c}',
+                b'n' => '\n',
+                b'r' => '\r',
+                b't' => '\t',
+                b'u' => self.code_point()?,
+                _ => return Err(MALFORMED.to_owned()),
+            };
+            let mut utf8 = [0u8; 4];
+            bytes.extend_from_slice(c.encode_utf8(&mut utf8).as_bytes());
         }
+        // SAFETY: the caller's contract is `owned`'s; the bytes move to it,
+        // so this frame owns nothing while the push may raise.
+        unsafe { (self.owned)(l, bytes) };
         Ok(())
     }
 
@@ -433,7 +457,7 @@ fn float(token: &str) -> Result<f64, &'static str> {
 mod tests {
     use std::ffi::CString;
 
-    use super::{Checked, push};
+    use super::{Checked, push_with};
     use crate::json;
     use crate::lua::{ffi, lua_State};
 
@@ -458,6 +482,13 @@ mod tests {
     "#;
 
     struct State(*mut lua_State);
+
+    /// Pushes owned bytes directly: these tests' states have room, and
+    /// nothing in them raises.
+    unsafe fn push_direct(l: *mut lua_State, bytes: Vec<u8>) {
+        // SAFETY: `l` is a live state with a free slot (the walker's check).
+        unsafe { crate::lua::push_bytes(l, &bytes) }
+    }
 
     impl State {
         fn new() -> State {
@@ -489,7 +520,7 @@ mod tests {
                 ffi::lua_settop(l, 1);
                 ffi::lua_pushvalue(l, 1);
                 let a = json::push(l, &tree, max_depth);
-                let b = push(l, &checked, max_depth);
+                let b = push_with(l, &checked, max_depth, push_direct);
                 match (a, b) {
                     (Ok(()), Ok(())) => {
                         assert_eq!(ffi::lua_pcall(l, 2, 1, 0), 0);
@@ -554,6 +585,14 @@ mod tests {
         ] {
             same(&state, text);
         }
+    }
+
+    #[test]
+    fn long_strings_with_escapes_push_whole() {
+        let state = State::new();
+        let long = "x\\n\\u00e9".repeat(2000);
+        same(&state, &format!("\"{long}\""));
+        same(&state, &format!("{{\"{long}\": [\"{long}\", 1]}}"));
     }
 
     #[test]

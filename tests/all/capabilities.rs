@@ -381,3 +381,33 @@ async fn a_capability_called_by_a_finalizer_leaves_the_outer_reply_intact() {
     "#;
     assert_eq!(values(&sb, code).await, [json!(true), json!(0)]);
 }
+
+/// A table reply whose string has escapes costs the Lua heap the string
+/// once, as any other string, and a string past `max_string_bytes` trips
+/// that limit, not the heap's.
+#[tokio::test]
+async fn an_escaped_string_in_a_reply_is_charged_once() {
+    let blob = Capability::sync("blob.get", |_, (n,): (i64,)| {
+        let n = usize::try_from(n).map_err(|_| CapabilityError::new("bad size"))?;
+        Ok::<_, CapabilityError>(json!({ "s": format!("{}\n", "a".repeat(n)) }))
+    });
+    let sb = moonbox::Sandbox::builder()
+        .limits(Limits {
+            max_memory_bytes: 4 << 20,
+            max_string_bytes: 2 << 20,
+            ..Limits::default()
+        })
+        .capability(blob)
+        .build()
+        .unwrap();
+    // 1.5 MiB held, then a 1.2 MB string: within 4 MiB if the string is
+    // charged once.
+    let code = "local hold = ('h'):rep(1500000) local r = blob.get(1200000) return #r.s, #hold";
+    assert_eq!(
+        values(&sb, code).await,
+        [json!(1_200_001), json!(1_500_000)]
+    );
+    let e = fails(&sb, "return blob.get(2100000)", ErrorKind::StringSize).await;
+    assert!(e.message.contains("max-string-bytes"), "{}", e.message);
+    assert_usable(&sb).await;
+}
