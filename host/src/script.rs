@@ -194,7 +194,12 @@ pub(crate) fn wit_inputs(
 ///
 /// ```
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
-/// let sandbox = moonbox::Sandbox::builder().build()?;
+/// // An instruction limit the loop cannot reach before the cancel.
+/// let limits = moonbox::Limits {
+///     max_instructions: moonbox::Limits::MAX_MAX_INSTRUCTIONS,
+///     ..moonbox::Limits::default()
+/// };
+/// let sandbox = moonbox::Sandbox::builder().limits(limits).build()?;
 /// let mut session = sandbox.session(()).await?;
 /// let cancel = session.cancel_handle();
 /// tokio::spawn(async move {
