@@ -1,14 +1,14 @@
 //! JSON text from the host (a capability's reply, an input) pushed as Lua
 //! values straight from the text, with no parsed tree in between.
 //!
-//! [`Checked::new`] runs serde_json over the text once, allocating nothing
-//! but a list of container sizes: it refuses exactly what parsing the text
-//! would refuse, with the same messages, and records how many elements or
-//! members each array and object has (in the order they open), so that the
-//! push can size each Lua table once. [`push`] then walks the checked text,
-//! reading numbers and strings by the boundary's rules (those of
-//! `json::push`: null is nil, integers that fit stay integers, `-0` is a
-//! float, a repeated key keeps its last value).
+//! [`Checked::new`] runs serde_json over the text once, allocating only a
+//! list of container sizes (and serde_json's scratch for an escaped string):
+//! it refuses what parsing the text refuses, with the same messages, and
+//! records how many elements or members each array and object has (in the
+//! order they open), so that the push can size each Lua table once.
+//! [`push`] then walks the checked text, reading numbers and strings by the
+//! boundary's rules (those of `json::push`: null is nil, integers that fit
+//! stay integers, `-0` is a float, a repeated key keeps its last value).
 //!
 //! A push may raise a Lua memory error. Its frames hold only borrows of the
 //! checked text, which its owner (the Vm, see `Vm::hold_reply`) keeps, and
