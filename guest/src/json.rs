@@ -741,6 +741,21 @@ pub unsafe fn push(l: *mut lua_State, value: &Tree, max_depth: u32) -> Result<()
     unsafe { push_at(l, value, max_depth, 0) }
 }
 
+/// Why a push stops when the Lua stack cannot grow for the next level.
+pub const NO_STACK: &str = "value nests too deeply for the Lua stack";
+
+/// Refuses a table at nesting level `depth` past `max_depth`
+/// (`max-value-depth`).
+pub fn enter(depth: u32, max_depth: u32) -> Result<(), String> {
+    if depth >= max_depth {
+        Err(format!(
+            "value nests deeper than {max_depth} levels (max-value-depth)"
+        ))
+    } else {
+        Ok(())
+    }
+}
+
 /// [`push`] at nesting level `depth`.
 ///
 /// # Safety
@@ -760,7 +775,7 @@ unsafe fn push_at(
     // and iterators over it that own nothing.
     unsafe {
         if ffi::lua_checkstack(l, 3) == 0 {
-            return Err("value nests too deeply for the Lua stack".to_owned());
+            return Err(NO_STACK.to_owned());
         }
         match value {
             Tree::Null => ffi::lua_pushnil(l),
@@ -769,11 +784,7 @@ unsafe fn push_at(
             Tree::Float(f) => ffi::lua_pushnumber(l, *f),
             Tree::Str(s) => lua::push_bytes(l, s.as_bytes()),
             Tree::Arr(items) => {
-                if depth >= max_depth {
-                    return Err(format!(
-                        "value nests deeper than {max_depth} levels (max-value-depth)"
-                    ));
-                }
+                enter(depth, max_depth)?;
                 ffi::lua_createtable(l, crate::vm::to_c_int(items.len()), 0);
                 let table = ffi::lua_gettop(l);
                 for (i, item) in items.iter().enumerate() {
@@ -785,11 +796,7 @@ unsafe fn push_at(
                 }
             }
             Tree::Obj(members) => {
-                if depth >= max_depth {
-                    return Err(format!(
-                        "value nests deeper than {max_depth} levels (max-value-depth)"
-                    ));
-                }
+                enter(depth, max_depth)?;
                 ffi::lua_createtable(l, 0, crate::vm::to_c_int(members.len()));
                 let table = ffi::lua_gettop(l);
                 for (key, item) in members {

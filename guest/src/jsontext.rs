@@ -23,6 +23,7 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 
+use crate::json;
 use crate::lua::{self, ffi, lua_State};
 use crate::vm::{Vm, to_c_int};
 
@@ -214,17 +215,6 @@ impl Walk<'_> {
         to_c_int(n as usize)
     }
 
-    fn enter(&self, depth: u32) -> Result<(), String> {
-        if depth >= self.max_depth {
-            Err(format!(
-                "value nests deeper than {} levels (max-value-depth)",
-                self.max_depth
-            ))
-        } else {
-            Ok(())
-        }
-    }
-
     /// Pushes the value at the current position, nested `depth` levels.
     ///
     /// # Safety
@@ -237,7 +227,7 @@ impl Walk<'_> {
         // error inside the caller's protected call; these frames own nothing.
         unsafe {
             if ffi::lua_checkstack(l, 3) == 0 {
-                return Err("value nests too deeply for the Lua stack".to_owned());
+                return Err(json::NO_STACK.to_owned());
             }
             self.skip_space();
             match self.peek() {
@@ -255,7 +245,7 @@ impl Walk<'_> {
                 }
                 b'"' => self.string(l)?,
                 b'[' => {
-                    self.enter(depth)?;
+                    json::enter(depth, self.max_depth)?;
                     self.pos += 1;
                     ffi::lua_createtable(l, self.size(), 0);
                     let table = ffi::lua_gettop(l);
@@ -283,7 +273,7 @@ impl Walk<'_> {
                     }
                 }
                 b'{' => {
-                    self.enter(depth)?;
+                    json::enter(depth, self.max_depth)?;
                     self.pos += 1;
                     ffi::lua_createtable(l, 0, self.size());
                     let table = ffi::lua_gettop(l);
