@@ -284,9 +284,7 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
         };
         let engine = match (self.engine, fuel) {
             (Some(engine), Some(why)) if !engine.meters_fuel() => {
-                return Err(Error::Config(format!(
-                    "{why} needs an engine that meters fuel; build it with Engine::builder().fuel(true)"
-                )));
+                return Err(needs_fuel(why));
             }
             (Some(engine), _) => engine,
             (None, Some(_)) => Engine::shared_metered()?,
@@ -302,14 +300,7 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
         let pre = GuestPre::new(pre)
             .map_err(|e| Error::engine("match the guest's exports to the WIT contract", e))?;
         let config = types::Config {
-            limits: types::Limits {
-                max_instructions: self.limits.max_instructions,
-                max_call_depth: self.limits.max_call_depth,
-                max_string_bytes: self.limits.max_string_bytes,
-                max_memory_bytes: self.limits.max_memory_bytes,
-                max_output_bytes: self.limits.max_output_bytes,
-                max_value_depth: self.limits.max_value_depth,
-            },
+            limits: guest_limits(&self.limits),
             allow: self.allow,
             modules: self
                 .modules
@@ -348,6 +339,25 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
         };
         Ok(sandbox)
     }
+}
+
+/// The limits the guest enforces, as the WIT contract carries them.
+fn guest_limits(limits: &Limits) -> types::Limits {
+    types::Limits {
+        max_instructions: limits.max_instructions,
+        max_call_depth: limits.max_call_depth,
+        max_string_bytes: limits.max_string_bytes,
+        max_memory_bytes: limits.max_memory_bytes,
+        max_output_bytes: limits.max_output_bytes,
+        max_value_depth: limits.max_value_depth,
+    }
+}
+
+/// The error for a setting (`why`) that needs fuel on an engine without it.
+fn needs_fuel(why: &str) -> Error {
+    Error::Config(format!(
+        "{why} needs an engine that meters fuel; build it with Engine::builder().fuel(true)"
+    ))
 }
 
 /// What a failed probe session means for `build`: the guest's refusal is a
@@ -462,6 +472,50 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
     /// The limits every eval runs under.
     pub fn limits(&self) -> &Limits {
         &self.inner.limits
+    }
+
+    /// The same sandbox (engine, capabilities, modules, rules) under other
+    /// limits. Cheap: the linked guest and the capabilities are shared, not
+    /// rebuilt, and no session is started, so a server can give each
+    /// request its own limits.
+    ///
+    /// Unlike [`SandboxBuilder::build`], nothing proves that a session can
+    /// start under `limits`: a limit too small to start one fails the first
+    /// eval or [`Sandbox::session`] instead, with a message that names it.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use moonbox::{ErrorKind, Limits, Sandbox};
+    /// let sandbox = Sandbox::builder().build_async().await?;
+    /// let tight = sandbox.with_limits(Limits { max_instructions: 1_000, ..*sandbox.limits() })?;
+    /// let err = tight.eval("while true do end").await.unwrap_err();
+    /// assert_eq!(err.kind, ErrorKind::InstructionLimit);
+    /// # Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Config`] for limits that [`SandboxBuilder::build`] would
+    /// refuse: out of bounds, or an explicit [`Limits::fuel`] on an engine
+    /// that does not meter fuel.
+    pub fn with_limits(&self, limits: Limits) -> Result<Sandbox<T>, Error> {
+        limits.validate().map_err(Error::Config)?;
+        if limits.fuel != 0 && !self.inner.engine.meters_fuel() {
+            return Err(needs_fuel("limit fuel"));
+        }
+        let inner = &*self.inner;
+        let mut config = inner.config.clone();
+        config.limits = guest_limits(&limits);
+        Ok(Sandbox {
+            inner: Arc::new(Prepared {
+                engine: inner.engine.clone(),
+                pre: inner.pre.clone(),
+                registry: inner.registry.clone(),
+                limits,
+                config,
+                determinism: inner.determinism,
+            }),
+        })
     }
 
     /// The capabilities offered to scripts.

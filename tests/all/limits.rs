@@ -738,3 +738,42 @@ async fn raising_the_instruction_limit_raises_fuel_with_it() {
         e.message
     );
 }
+
+#[tokio::test]
+async fn with_limits_keeps_the_capabilities_and_checks_the_new_limits() {
+    use moonbox::{Capability, CapabilityError};
+    let sandbox = Sandbox::builder()
+        .capability(Capability::sync("twice", |_, (n,): (i64,)| {
+            Ok::<_, CapabilityError>(n * 2)
+        }))
+        .build_async()
+        .await
+        .unwrap();
+    let tight = sandbox
+        .with_limits(Limits {
+            max_instructions: 500,
+            ..*sandbox.limits()
+        })
+        .unwrap();
+    assert_eq!(tight.limits().max_instructions, 500);
+    assert_eq!(
+        tight.eval("return twice(21)").await.unwrap().values,
+        [json!(42)]
+    );
+    let err = tight.eval("for i = 1, 1e6 do end").await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InstructionLimit);
+    // The original is untouched.
+    assert!(sandbox.eval("for i = 1, 1e5 do end").await.is_ok());
+
+    let zero = sandbox.with_limits(Limits {
+        max_instructions: 0,
+        ..Limits::default()
+    });
+    assert!(zero.unwrap_err().to_string().contains("max_instructions"));
+    // An explicit fuel budget needs an engine that meters fuel.
+    let fuel = sandbox.with_limits(Limits {
+        fuel: 1_000_000,
+        ..Limits::default()
+    });
+    assert!(fuel.unwrap_err().to_string().contains("meters fuel"));
+}
