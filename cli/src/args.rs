@@ -110,6 +110,18 @@ impl std::fmt::Display for Size {
     }
 }
 
+/// A count from 1 to `max`.
+pub(crate) fn parse_count(s: &str, what: &str, max: usize) -> Result<usize, String> {
+    let n: usize = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a number of {what}"))?;
+    if !(1..=max).contains(&n) {
+        return Err(format!("{n} is out of range; use 1 to {max}"));
+    }
+    Ok(n)
+}
+
 /// A duration flag's value, shown in help as `5s` or `500ms`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Wait(pub(crate) Duration);

@@ -9,6 +9,7 @@
 mod args;
 mod input;
 mod mcp;
+mod serve;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -87,6 +88,21 @@ enum Command {
     Mcp {
         #[command(flatten)]
         mcp: mcp::McpArgs,
+        #[command(flatten)]
+        sandbox: SandboxArgs,
+    },
+    /// Serve the sandbox as an HTTP JSON API: evals, sessions, health and
+    /// metrics.
+    ///
+    /// POST /v1/eval runs {"code", "inputs", "limits"} in a fresh sandbox
+    /// and answers the same report as `run --json`; POST /v1/sessions,
+    /// POST /v1/sessions/ID/eval and DELETE /v1/sessions/ID keep state
+    /// across evals. The sandbox flags are the ceiling a request's limits
+    /// must stay under. Past the bounds, requests get 429 with Retry-After.
+    /// Drains on SIGTERM. See docs/serve.md.
+    Serve {
+        #[command(flatten)]
+        serve: serve::ServeArgs,
         #[command(flatten)]
         sandbox: SandboxArgs,
     },
@@ -227,7 +243,7 @@ fn main() -> ExitCode {
     // the calling thread (blocking capabilities still get tokio's blocking
     // pool); the MCP server, which serves clients at once, on one thread
     // per core.
-    let serving = matches!(cli.command, Command::Mcp { .. });
+    let serving = matches!(cli.command, Command::Mcp { .. } | Command::Serve { .. });
     let runtime = if serving {
         tokio::runtime::Builder::new_multi_thread()
             .enable_all()
@@ -259,6 +275,10 @@ fn main() -> ExitCode {
             } => check(file, *strict, sandbox).await,
             Command::ToolSchema { format, sandbox } => tool_schema(*format, sandbox),
             Command::Mcp { mcp, sandbox } => mcp::serve(mcp, sandbox).await,
+            Command::Serve { serve, sandbox } => {
+                serve::init_logs();
+                serve::serve(serve, sandbox).await
+            }
         }
     });
     let code = match result {

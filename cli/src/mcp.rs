@@ -10,7 +10,7 @@ use clap::Args;
 use moonbox_mcp::upstream::{self, Upstream, UpstreamSpec};
 use moonbox_mcp::{HttpConfig, McpServer, ServerConfig, TOKEN_ENV};
 
-use crate::args::{SandboxArgs, Wait};
+use crate::args::{SandboxArgs, Wait, parse_count};
 
 /// The largest token file read.
 const MAX_TOKEN_FILE_BYTES: u64 = 4096;
@@ -70,18 +70,6 @@ fn parse_max_sessions(s: &str) -> Result<usize, String> {
 
 fn parse_max_connections(s: &str) -> Result<usize, String> {
     parse_count(s, "connections", HttpConfig::MAX_MAX_CONNECTIONS)
-}
-
-/// A count from 1 to `max`.
-fn parse_count(s: &str, what: &str, max: usize) -> Result<usize, String> {
-    let n: usize = s
-        .trim()
-        .parse()
-        .map_err(|_| format!("'{s}' is not a number of {what}"))?;
-    if !(1..=max).contains(&n) {
-        return Err(format!("{n} is out of range; use 1 to {max}"));
-    }
-    Ok(n)
 }
 
 /// Reads the bearer token: the file when given, else the environment.

@@ -1,0 +1,267 @@
+//! The request bodies of the HTTP API, and how a request's limits are
+//! checked against the server's ceiling.
+
+use moonbox::{Limits, MAX_INPUTS, Script};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+use crate::error::ApiError;
+use axum::http::StatusCode;
+
+/// The longest chunk name a request may give.
+pub(crate) const MAX_CHUNK_NAME_BYTES: usize = 256;
+
+/// `POST /v1/eval`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EvalBody {
+    pub(crate) code: String,
+    #[serde(default)]
+    pub(crate) inputs: Map<String, Value>,
+    #[serde(default)]
+    pub(crate) chunk_name: Option<String>,
+    #[serde(default)]
+    pub(crate) limits: Option<LimitsBody>,
+}
+
+/// `POST /v1/sessions/{id}/eval`: a session's limits are set when it
+/// opens.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SessionEvalBody {
+    pub(crate) code: String,
+    #[serde(default)]
+    pub(crate) inputs: Map<String, Value>,
+    #[serde(default)]
+    pub(crate) chunk_name: Option<String>,
+}
+
+/// `POST /v1/sessions` (the body may be empty).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OpenBody {
+    #[serde(default)]
+    pub(crate) limits: Option<LimitsBody>,
+}
+
+/// Limits a request asks for: each at most the server's.
+#[derive(Deserialize, Default, Clone, Copy)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct LimitsBody {
+    max_instructions: Option<u64>,
+    max_call_depth: Option<u32>,
+    max_string_bytes: Option<u64>,
+    max_memory_bytes: Option<u64>,
+    max_output_bytes: Option<u64>,
+    max_value_depth: Option<u32>,
+    timeout_ms: Option<u64>,
+    max_calls_in_flight: Option<u32>,
+}
+
+impl LimitsBody {
+    /// The server's limits with the asked ones in place.
+    ///
+    /// # Errors
+    /// `limit_above_ceiling` (400) for a limit above the server's, naming
+    /// it and the ceiling.
+    pub(crate) fn within(self, ceiling: &Limits) -> Result<Limits, ApiError> {
+        let mut limits = *ceiling;
+        let ceiling_ms = u64::try_from(ceiling.timeout.as_millis()).unwrap_or(u64::MAX);
+        if let Some(v) = below(
+            "max_instructions",
+            self.max_instructions,
+            ceiling.max_instructions,
+        )? {
+            limits.max_instructions = v;
+        }
+        if let Some(v) = below(
+            "max_call_depth",
+            self.max_call_depth,
+            ceiling.max_call_depth,
+        )? {
+            limits.max_call_depth = v;
+        }
+        if let Some(v) = below(
+            "max_string_bytes",
+            self.max_string_bytes,
+            ceiling.max_string_bytes,
+        )? {
+            limits.max_string_bytes = v;
+        }
+        if let Some(v) = below(
+            "max_memory_bytes",
+            self.max_memory_bytes,
+            ceiling.max_memory_bytes,
+        )? {
+            limits.max_memory_bytes = v;
+        }
+        if let Some(v) = below(
+            "max_output_bytes",
+            self.max_output_bytes,
+            ceiling.max_output_bytes,
+        )? {
+            limits.max_output_bytes = v;
+        }
+        if let Some(v) = below(
+            "max_value_depth",
+            self.max_value_depth,
+            ceiling.max_value_depth,
+        )? {
+            limits.max_value_depth = v;
+        }
+        if let Some(v) = below("timeout_ms", self.timeout_ms, ceiling_ms)? {
+            limits.timeout = std::time::Duration::from_millis(v);
+        }
+        if let Some(v) = below(
+            "max_calls_in_flight",
+            self.max_calls_in_flight,
+            ceiling.max_calls_in_flight,
+        )? {
+            limits.max_calls_in_flight = v;
+        }
+        // An explicit fuel budget stays the server's; with fuel derived from
+        // the instruction limit, fewer instructions mean less fuel.
+        Ok(limits)
+    }
+}
+
+/// `value`, when asked for, if it is at most `most`.
+///
+/// # Errors
+/// `limit_above_ceiling` (400) naming the limit and the ceiling.
+fn below<N: PartialOrd + std::fmt::Display + Copy>(
+    name: &str,
+    value: Option<N>,
+    most: N,
+) -> Result<Option<N>, ApiError> {
+    match value {
+        Some(value) if value > most => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "limit_above_ceiling",
+            format!(
+                "limits.{name} is {value}, above this server's ceiling of {most}; ask for {most} or less, or leave it out to get the ceiling"
+            ),
+        )),
+        other => Ok(other),
+    }
+}
+
+/// Reads a JSON body; an empty body reads as `T::default()` when `empty`
+/// is given.
+///
+/// # Errors
+/// `bad_request` (400) naming where the JSON is wrong.
+pub(crate) fn parse<T: serde::de::DeserializeOwned>(
+    bytes: &[u8],
+    empty: Option<T>,
+) -> Result<T, ApiError> {
+    if bytes.iter().all(u8::is_ascii_whitespace)
+        && let Some(default) = empty
+    {
+        return Ok(default);
+    }
+    serde_json::from_slice(bytes).map_err(|e| {
+        ApiError::bad_request(format!("the request body is not the JSON expected: {e}"))
+    })
+}
+
+/// The script of an eval request.
+///
+/// # Errors
+/// `code_too_large` (413) past `max_code_bytes`; `bad_request` (400) for a
+/// chunk name too long or too many inputs.
+pub(crate) fn script(
+    code: String,
+    inputs: Map<String, Value>,
+    chunk_name: Option<String>,
+    max_code_bytes: usize,
+) -> Result<Script, ApiError> {
+    if code.len() > max_code_bytes {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "code_too_large",
+            format!(
+                "the code is {} bytes, more than this server's {max_code_bytes}",
+                code.len()
+            ),
+        ));
+    }
+    if inputs.len() > MAX_INPUTS {
+        return Err(ApiError::bad_request(format!(
+            "the request has {} inputs, more than {MAX_INPUTS}",
+            inputs.len()
+        )));
+    }
+    let mut script = Script::new(code).inputs(inputs);
+    if let Some(name) = chunk_name {
+        if name.is_empty() || name.len() > MAX_CHUNK_NAME_BYTES {
+            return Err(ApiError::bad_request(format!(
+                "chunk_name must be 1 to {MAX_CHUNK_NAME_BYTES} bytes"
+            )));
+        }
+        script = script.chunk_name(name);
+    }
+    Ok(script)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn limits(json: &str) -> Result<Limits, ApiError> {
+        serde_json::from_str::<LimitsBody>(json)
+            .unwrap()
+            .within(&Limits::default())
+    }
+
+    #[test]
+    fn asked_limits_replace_the_ceiling_below_it() {
+        let got = limits(r#"{"max_instructions": 1000, "timeout_ms": 250, "max_call_depth": 10}"#)
+            .unwrap();
+        assert_eq!(got.max_instructions, 1000);
+        assert_eq!(got.timeout, Duration::from_millis(250));
+        assert_eq!(got.max_call_depth, 10);
+        assert_eq!(got.max_memory_bytes, Limits::default().max_memory_bytes);
+        assert_eq!(limits("{}").unwrap(), Limits::default());
+    }
+
+    #[test]
+    fn a_limit_above_the_ceiling_is_refused_by_name() {
+        let err = limits(r#"{"max_instructions": 10000001}"#).unwrap_err();
+        assert_eq!(err.kind, "limit_above_ceiling");
+        assert!(
+            err.message.contains("limits.max_instructions is 10000001"),
+            "{}",
+            err.message
+        );
+        assert!(
+            err.message.contains("ceiling of 10000000"),
+            "{}",
+            err.message
+        );
+        let err = limits(r#"{"timeout_ms": 5001}"#).unwrap_err();
+        assert!(err.message.contains("timeout_ms"), "{}", err.message);
+        assert!(serde_json::from_str::<LimitsBody>(r#"{"fuel": 1}"#).is_err());
+    }
+
+    #[test]
+    fn bodies_are_parsed_strictly() {
+        assert!(parse::<EvalBody>(b"{\"code\": \"return 1\"}", None).is_ok());
+        let err = parse::<EvalBody>(b"{\"code\": 1}", None).err().unwrap();
+        assert_eq!(err.kind, "bad_request");
+        assert!(parse::<EvalBody>(b"{\"code\": \"\", \"extra\": 1}", None).is_err());
+        assert!(parse::<EvalBody>(b"", None).is_err());
+        assert!(parse::<OpenBody>(b"  ", Some(OpenBody::default())).is_ok());
+        assert!(parse::<SessionEvalBody>(b"{\"code\": \"\", \"limits\": {}}", None).is_err());
+    }
+
+    #[test]
+    fn code_and_chunk_names_are_bounded() {
+        let err = script("x".repeat(11), Map::new(), None, 10).err().unwrap();
+        assert_eq!(err.status, StatusCode::PAYLOAD_TOO_LARGE);
+        assert!(script("x".into(), Map::new(), Some(String::new()), 10).is_err());
+        assert!(script("x".into(), Map::new(), Some("n".repeat(257)), 10).is_err());
+        assert!(script("x".into(), Map::new(), Some("tool.lua".into()), 10).is_ok());
+    }
+}

@@ -1,0 +1,680 @@
+//! The HTTP API driven by a real HTTP client (reqwest) over loopback:
+//! success, every refusal, the bounds (overload, sessions, quotas, bodies),
+//! keys, and the drain.
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use moonbox::{Capability, CapabilityError, Limits, Sandbox};
+use moonbox_serve::{Keys, ServeConfig, Server};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+/// A running server, stopped (drained) by [`Running::stop`].
+struct Running {
+    addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: JoinHandle<Result<(), moonbox_serve::Error>>,
+    client: reqwest::Client,
+}
+
+/// A sandbox with `sleep(ms)`, a capability that waits, so that an eval
+/// can be made to take a known wall time without burning CPU.
+async fn sandbox(limits: Limits) -> Sandbox {
+    Sandbox::builder()
+        .limits(limits)
+        .capability(Capability::new("sleep", |_, (ms,): (u64,)| async move {
+            tokio::time::sleep(Duration::from_millis(ms)).await;
+            Ok::<_, CapabilityError>(true)
+        }))
+        .build_async()
+        .await
+        .expect("the sandbox builds")
+}
+
+fn local() -> ServeConfig {
+    ServeConfig::new("127.0.0.1:0".parse().unwrap())
+}
+
+async fn start(config: ServeConfig) -> Running {
+    start_with(sandbox(Limits::default()).await, config).await
+}
+
+async fn start_with(sandbox: Sandbox, config: ServeConfig) -> Running {
+    let bound = Server::new(sandbox, config)
+        .expect("the config is valid")
+        .bind()
+        .await
+        .expect("loopback binds");
+    let addr = bound.local_addr().unwrap();
+    let (tx, rx) = oneshot::channel();
+    let task = tokio::spawn(bound.run_until(async move {
+        let _ = rx.await;
+    }));
+    Running {
+        addr,
+        stop: Some(tx),
+        task,
+        client: reqwest::Client::new(),
+    }
+}
+
+impl Running {
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    async fn post(
+        &self,
+        path: &str,
+        body: Value,
+    ) -> (StatusCode, reqwest::header::HeaderMap, Value) {
+        // Null sends an empty body.
+        let text = if body.is_null() {
+            String::new()
+        } else {
+            body.to_string()
+        };
+        self.send(self.client.post(self.url(path)).body(text)).await
+    }
+
+    async fn send(
+        &self,
+        request: reqwest::RequestBuilder,
+    ) -> (StatusCode, reqwest::header::HeaderMap, Value) {
+        let response = request.send().await.expect("the server answers");
+        let status = response.status();
+        let headers = response.headers().clone();
+        let text = response.text().await.expect("a body");
+        let body = if text.is_empty() {
+            Value::Null
+        } else {
+            serde_json::from_str(&text).unwrap_or(Value::String(text))
+        };
+        (status, headers, body)
+    }
+
+    async fn eval(&self, body: Value) -> (StatusCode, Value) {
+        let (status, _, body) = self.post("/v1/eval", body).await;
+        (status, body)
+    }
+
+    async fn metrics(&self) -> String {
+        self.client
+            .get(self.url("/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
+    async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        tokio::time::timeout(Duration::from_secs(30), self.task)
+            .await
+            .expect("the server drains in time")
+            .unwrap()
+            .expect("the server stops cleanly");
+    }
+}
+
+/// The error kind of a refusal.
+fn kind(body: &Value) -> &str {
+    body["error"]["kind"].as_str().unwrap_or("<none>")
+}
+
+#[tokio::test]
+async fn an_eval_answers_the_same_report_as_the_library() {
+    let server = start(local()).await;
+    let (status, body) = server
+        .eval(json!({"code": "print('hi') return n + 1, {a = true}", "inputs": {"n": 41}}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["ok"], true);
+    assert_eq!(body["values"], json!([42, {"a": true}]));
+    assert_eq!(body["output"], "hi\n");
+    assert_eq!(body["version"], moonbox::Report::VERSION);
+    // The report parses as the crate's own type.
+    let report: moonbox::Report = serde_json::from_value(body).unwrap();
+    assert!(report.ok);
+
+    // A script's failure is a report too (200), with what it printed.
+    let (status, body) = server
+        .eval(json!({"code": "print('before') error('boom')", "chunk_name": "tool.lua"}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["ok"], false);
+    assert_eq!(body["output"], "before\n");
+    assert_eq!(body["error"]["kind"], "runtime");
+    assert_eq!(body["error"]["chunk"], "tool.lua");
+    let (_, body) = server.eval(json!({"code": "return ("})).await;
+    assert_eq!(body["error"]["kind"], "syntax");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_request_may_lower_the_limits_but_not_raise_them() {
+    let server = start(local()).await;
+    let (status, body) = server
+        .eval(json!({"code": "print('spin') while true do end", "limits": {"max_instructions": 1000}}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["error"]["kind"], "instruction_limit");
+    assert_eq!(body["output"], "spin\n");
+    assert!(body["error"]["message"].as_str().unwrap().contains("1000"));
+
+    let (status, body) = server
+        .eval(json!({"code": "sleep(2000)", "limits": {"timeout_ms": 100}}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["error"]["kind"], "timeout");
+
+    for (name, value) in [
+        (
+            "max_instructions",
+            json!(Limits::DEFAULT_MAX_INSTRUCTIONS + 1),
+        ),
+        (
+            "max_memory_bytes",
+            json!(Limits::DEFAULT_MAX_MEMORY_BYTES + 1),
+        ),
+        ("timeout_ms", json!(5001)),
+    ] {
+        let (status, body) = server
+            .eval(json!({"code": "return 1", "limits": {name: value}}))
+            .await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "{name}");
+        assert_eq!(kind(&body), "limit_above_ceiling");
+        assert!(body["error"]["message"].as_str().unwrap().contains(name));
+    }
+    // Below the least a sandbox accepts: refused by the library's check.
+    let (status, body) = server
+        .eval(json!({"code": "return 1", "limits": {"max_instructions": 0}}))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(kind(&body), "invalid_limits");
+    // A limit the API does not take.
+    let (status, body) = server
+        .eval(json!({"code": "return 1", "limits": {"fuel": 5}}))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"]["message"].as_str().unwrap().contains("fuel"));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn malformed_and_oversized_requests_are_refused_with_their_kind() {
+    let server = start(local().max_code_bytes(100).max_body_bytes(1000)).await;
+    let raw = |body: &'static str| server.client.post(server.url("/v1/eval")).body(body);
+    let (status, _, body) = server.send(raw("{not json")).await;
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::BAD_REQUEST, "bad_request")
+    );
+    let (status, _, body) = server.send(raw(r#"{"code": "x", "extra": 1}"#)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"]["message"].as_str().unwrap().contains("extra"));
+    let (status, _, body) = server.send(raw("")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+
+    let (status, body) = server.eval(json!({"code": "x".repeat(101)})).await;
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::PAYLOAD_TOO_LARGE, "code_too_large")
+    );
+    let (status, body) = server
+        .eval(json!({"code": "return 1", "inputs": {"big": "y".repeat(2000)}}))
+        .await;
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large")
+    );
+    // A chunked body (no Content-Length) past the bound too.
+    let stream = futures_stream(vec![
+        b"{\"code\": \"".to_vec(),
+        vec![b' '; 2000],
+        b"\"}".to_vec(),
+    ]);
+    let (status, _, body) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/eval"))
+                .body(reqwest::Body::wrap_stream(stream)),
+        )
+        .await;
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large")
+    );
+
+    let (status, _, body) = server.send(server.client.get(server.url("/v2/eval"))).await;
+    assert_eq!((status, kind(&body)), (StatusCode::NOT_FOUND, "not_found"));
+    let metrics = server.metrics().await;
+    assert!(
+        metrics.contains("moonbox_requests_refused_total{kind=\"body_too_large\"} 2"),
+        "{metrics}"
+    );
+    assert!(metrics.contains("moonbox_requests_refused_total{kind=\"code_too_large\"} 1"));
+    server.stop().await;
+}
+
+/// A stream of chunks, sent without a Content-Length.
+fn futures_stream(
+    chunks: Vec<Vec<u8>>,
+) -> impl futures_util::Stream<Item = Result<Vec<u8>, std::io::Error>> + Send + Sync + 'static {
+    futures_util::stream::iter(chunks.into_iter().map(Ok))
+}
+
+#[tokio::test]
+async fn sessions_keep_state_until_closed_and_refuse_a_second_eval_at_once() {
+    let server = start(local()).await;
+    let (status, _, opened) = server.post("/v1/sessions", Value::Null).await;
+    assert_eq!(status, StatusCode::CREATED, "{opened}");
+    let id = opened["id"].as_str().unwrap().to_owned();
+    assert_eq!(id.len(), 32);
+    let path = format!("/v1/sessions/{id}/eval");
+    let (status, _, body) = server.post(&path, json!({"code": "n = 41"})).await;
+    assert_eq!((status, body["ok"].clone()), (StatusCode::OK, json!(true)));
+    let (_, _, body) = server.post(&path, json!({"code": "return n + 1"})).await;
+    assert_eq!(body["values"], json!([42]));
+
+    // One eval at a time: the second, sent while the first sleeps, is 409.
+    let slow = {
+        let client = server.client.clone();
+        let url = server.url(&path);
+        tokio::spawn(async move {
+            client
+                .post(url)
+                .body(json!({"code": "sleep(500) return 'done'"}).to_string())
+                .send()
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let (status, _, body) = server.post(&path, json!({"code": "return 1"})).await;
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::CONFLICT, "session_busy")
+    );
+    let slow: Value = serde_json::from_str(&slow.await.unwrap()).unwrap();
+    assert_eq!(slow["values"], json!(["done"]));
+
+    // A session's limits are fixed when it opens.
+    let (status, _, body) = server
+        .post(&path, json!({"code": "return 1", "limits": {}}))
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+
+    let delete = |id: &str| {
+        server
+            .client
+            .delete(server.url(&format!("/v1/sessions/{id}")))
+    };
+    let (status, _, _) = server.send(delete(&id)).await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (status, _, body) = server.post(&path, json!({"code": "return n"})).await;
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::NOT_FOUND, "unknown_session")
+    );
+    let (status, _, _) = server.send(delete(&id)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_session_opens_with_its_own_limits() {
+    let server = start(local()).await;
+    let (status, _, opened) = server
+        .post("/v1/sessions", json!({"limits": {"max_instructions": 500}}))
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    assert_eq!(opened["limits"]["max_instructions"], 500);
+    let id = opened["id"].as_str().unwrap();
+    let (_, _, body) = server
+        .post(
+            &format!("/v1/sessions/{id}/eval"),
+            json!({"code": "for i = 1, 1e6 do end"}),
+        )
+        .await;
+    assert_eq!(body["error"]["kind"], "instruction_limit");
+    let (status, _, body) = server
+        .post(
+            "/v1/sessions",
+            json!({"limits": {"max_instructions": 1e12}}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn the_session_cap_and_idle_ttl_hold() {
+    let server = start(
+        local()
+            .max_sessions(2)
+            .session_ttl(Duration::from_millis(300)),
+    )
+    .await;
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        let (status, _, body) = server.post("/v1/sessions", Value::Null).await;
+        assert_eq!(status, StatusCode::CREATED);
+        ids.push(body["id"].as_str().unwrap().to_owned());
+    }
+    let (status, headers, body) = server.post("/v1/sessions", Value::Null).await;
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::TOO_MANY_REQUESTS, "too_many_sessions")
+    );
+    assert!(headers.contains_key("retry-after"));
+    assert!(server.metrics().await.contains("moonbox_sessions_live 2"));
+
+    // Idle past the TTL: closed, and their places are free again.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let (status, _, body) = server
+        .post(
+            &format!("/v1/sessions/{}/eval", ids[0]),
+            json!({"code": "return 1"}),
+        )
+        .await;
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::NOT_FOUND, "unknown_session")
+    );
+    let (status, _, _) = server.post("/v1/sessions", Value::Null).await;
+    assert_eq!(status, StatusCode::CREATED);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn past_the_running_and_queued_bounds_requests_get_429_at_once() {
+    let server = start(local().max_running(1).max_queued(1)).await;
+    let spawn_slow = || {
+        let client = server.client.clone();
+        let url = server.url("/v1/eval");
+        tokio::spawn(async move {
+            let response = client
+                .post(url)
+                .body(json!({"code": "sleep(600) return 'slow'"}).to_string())
+                .send()
+                .await
+                .unwrap();
+            let status = response.status();
+            let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+            (status, body)
+        })
+    };
+    let running = spawn_slow();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let queued = spawn_slow();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let metrics = server.metrics().await;
+    assert!(metrics.contains("moonbox_queue_depth 1"), "{metrics}");
+    assert!(metrics.contains("moonbox_evals_running 1"), "{metrics}");
+
+    let asked = Instant::now();
+    let (status, headers, body) = server.post("/v1/eval", json!({"code": "return 1"})).await;
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::TOO_MANY_REQUESTS, "overloaded")
+    );
+    assert_eq!(headers["retry-after"], "1");
+    assert!(
+        asked.elapsed() < Duration::from_millis(400),
+        "refused at once, not queued"
+    );
+
+    // The two admitted still finish: nothing lost.
+    for task in [running, queued] {
+        let (status, body) = task.await.unwrap();
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body["values"], json!(["slow"]));
+    }
+    server.stop().await;
+}
+
+fn keys() -> Keys {
+    let text = json!({"tenants": [
+        {"name": "acme", "key_sha256": Keys::digest_hex("acme-key-0123456789")},
+        {"name": "tiny", "key_sha256": Keys::digest_hex("tiny-key-0123456789"),
+         "wall_ms_per_minute": 200},
+    ]});
+    Keys::parse(text.to_string().as_bytes()).unwrap()
+}
+
+#[tokio::test]
+async fn with_keys_every_request_needs_a_known_key_and_tenants_are_apart() {
+    let server = start(local().keys(keys())).await;
+    let eval = |key: Option<&str>| {
+        let request = server
+            .client
+            .post(server.url("/v1/eval"))
+            .body(json!({"code": "return 1"}).to_string());
+        match key {
+            Some(key) => request.bearer_auth(key),
+            None => request,
+        }
+    };
+    let (status, headers, body) = server.send(eval(None)).await;
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::UNAUTHORIZED, "unauthorized")
+    );
+    assert_eq!(headers["www-authenticate"], "Bearer");
+    let (status, _, body) = server.send(eval(Some("wrong-key"))).await;
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::UNAUTHORIZED, "unauthorized")
+    );
+    let (status, _, body) = server.send(eval(Some("acme-key-0123456789"))).await;
+    assert_eq!(
+        (status, body["values"].clone()),
+        (StatusCode::OK, json!([1]))
+    );
+    // Metrics need a key; health checks do not.
+    let (status, _, _) = server.send(server.client.get(server.url("/metrics"))).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, _, _) = server.send(server.client.get(server.url("/healthz"))).await;
+    assert_eq!(status, StatusCode::OK);
+
+    // A session is its tenant's: to another tenant it does not exist.
+    let (status, _, opened) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/sessions"))
+                .bearer_auth("acme-key-0123456789"),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let path = format!("/v1/sessions/{}/eval", opened["id"].as_str().unwrap());
+    let (status, _, body) = server
+        .send(
+            server
+                .client
+                .post(server.url(&path))
+                .bearer_auth("tiny-key-0123456789")
+                .body(json!({"code": "return 1"}).to_string()),
+        )
+        .await;
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::NOT_FOUND, "unknown_session")
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_tenant_past_its_quota_gets_429_with_the_refill_time() {
+    let server = start(local().keys(keys())).await;
+    let eval = |key: &str, code: &str| {
+        server
+            .client
+            .post(server.url("/v1/eval"))
+            .bearer_auth(key)
+            .body(json!({ "code": code }).to_string())
+    };
+    // 300 ms of wall time spends tiny's 200 ms a minute.
+    let (status, _, body) = server.send(eval("tiny-key-0123456789", "sleep(300)")).await;
+    assert_eq!((status, body["ok"].clone()), (StatusCode::OK, json!(true)));
+    let (status, headers, body) = server.send(eval("tiny-key-0123456789", "return 1")).await;
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::TOO_MANY_REQUESTS, "quota_exceeded")
+    );
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("wall_ms_per_minute")
+    );
+    let retry: u64 = headers["retry-after"].to_str().unwrap().parse().unwrap();
+    assert!((1..=60).contains(&retry), "{retry}");
+    // Another tenant is not affected.
+    let (status, _, _) = server.send(eval("acme-key-0123456789", "return 1")).await;
+    assert_eq!(status, StatusCode::OK);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn without_keys_only_local_clients_are_served() {
+    let server = start(local()).await;
+    let (status, _, body) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/eval"))
+                .header("host", "attacker.example")
+                .body(json!({"code": "return 1"}).to_string()),
+        )
+        .await;
+    assert_eq!((status, kind(&body)), (StatusCode::FORBIDDEN, "forbidden"));
+    let (status, _, _) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/eval"))
+                .header("origin", "https://attacker.example")
+                .body(json!({"code": "return 1"}).to_string()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    server.stop().await;
+    // And it cannot listen anywhere else.
+    let public = ServeConfig::new("0.0.0.0:0".parse().unwrap());
+    let err = Server::new(sandbox(Limits::default()).await, public).unwrap_err();
+    assert!(err.to_string().contains("without API keys"), "{err}");
+}
+
+#[tokio::test]
+async fn a_drain_finishes_evals_in_flight_and_takes_no_new_work() {
+    let server = start(local()).await;
+    let (status, _, _) = server.send(server.client.get(server.url("/readyz"))).await;
+    assert_eq!(status, StatusCode::OK);
+    let in_flight = {
+        let client = server.client.clone();
+        let url = server.url("/v1/eval");
+        tokio::spawn(async move {
+            let response = client
+                .post(url)
+                .body(json!({"code": "print('working') sleep(400) return 'finished'"}).to_string())
+                .send()
+                .await
+                .unwrap();
+            (response.status(), response.text().await.unwrap())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let addr = server.addr;
+    let stopped = tokio::spawn(server.stop());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // No new connections while it drains.
+    let refused = reqwest::Client::new()
+        .post(format!("http://{addr}/v1/eval"))
+        .body(json!({"code": "return 1"}).to_string())
+        .send()
+        .await;
+    assert!(
+        refused.is_err(),
+        "a new connection during the drain is refused"
+    );
+    let (status, text) = in_flight.await.unwrap();
+    assert_eq!(status, StatusCode::OK);
+    let body: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(body["values"], json!(["finished"]));
+    assert_eq!(body["output"], "working\n");
+    stopped.await.unwrap();
+}
+
+#[tokio::test]
+async fn past_the_drain_timeout_evals_are_cancelled_with_their_output() {
+    let limits = Limits {
+        timeout: Duration::from_secs(60),
+        ..Limits::default()
+    };
+    let server = start_with(
+        sandbox(limits).await,
+        local().drain_timeout(Duration::from_millis(300)),
+    )
+    .await;
+    let in_flight = {
+        let client = server.client.clone();
+        let url = server.url("/v1/eval");
+        tokio::spawn(async move {
+            let response = client
+                .post(url)
+                .body(json!({"code": "print('started') sleep(30000)"}).to_string())
+                .send()
+                .await
+                .unwrap();
+            (response.status(), response.text().await.unwrap())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let began = Instant::now();
+    server.stop().await;
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
+    let (status, text) = in_flight.await.unwrap();
+    assert_eq!(status, StatusCode::OK);
+    let body: Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(body["error"]["kind"], "cancelled");
+    assert_eq!(body["output"], "started\n");
+}
+
+#[tokio::test]
+async fn metrics_count_evals_by_kind_and_outcome() {
+    let server = start(local()).await;
+    server.eval(json!({"code": "return 1"})).await;
+    server.eval(json!({"code": "error('x')"})).await;
+    let (_, _, opened) = server.post("/v1/sessions", Value::Null).await;
+    let path = format!("/v1/sessions/{}/eval", opened["id"].as_str().unwrap());
+    server.post(&path, json!({"code": "return 2"})).await;
+    let metrics = server.metrics().await;
+    for line in [
+        "moonbox_evals_total{kind=\"eval\",outcome=\"ok\"} 1",
+        "moonbox_evals_total{kind=\"eval\",outcome=\"runtime\"} 1",
+        "moonbox_evals_total{kind=\"session\",outcome=\"ok\"} 1",
+        "moonbox_eval_duration_seconds_count{kind=\"eval\"} 2",
+        "moonbox_sessions_live 1",
+        "moonbox_draining 0",
+    ] {
+        assert!(metrics.contains(line), "missing {line} in\n{metrics}");
+    }
+    server.stop().await;
+}
