@@ -110,6 +110,34 @@ impl std::fmt::Display for Size {
     }
 }
 
+/// The largest secret file read (a token, a password, an NKey seed).
+const MAX_SECRET_FILE_BYTES: u64 = 4096;
+
+/// Reads a secret from a file: UTF-8, at most [`MAX_SECRET_FILE_BYTES`],
+/// surrounding whitespace ignored, not empty. `what` names it in errors
+/// (`token`, `password`).
+pub(crate) fn read_secret(path: &Path, what: &str) -> Result<String> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(MAX_SECRET_FILE_BYTES + 1).read_to_end(&mut bytes))
+        .with_context(|| format!("cannot read the {what} file '{}'", path.display()))?;
+    if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > MAX_SECRET_FILE_BYTES {
+        bail!(
+            "the {what} file '{}' is larger than {MAX_SECRET_FILE_BYTES} bytes; it should hold one {what}",
+            path.display()
+        );
+    }
+    let Ok(text) = String::from_utf8(bytes) else {
+        bail!("the {what} file '{}' is not UTF-8 text", path.display());
+    };
+    let secret = text.trim();
+    if secret.is_empty() {
+        bail!("the {what} file '{}' is empty", path.display());
+    }
+    Ok(secret.to_owned())
+}
+
 /// A count from 1 to `max`.
 pub(crate) fn parse_count(s: &str, what: &str, max: usize) -> Result<usize, String> {
     let n: usize = s

@@ -102,7 +102,7 @@ enum Command {
     /// Drains on SIGTERM. See docs/serve.md.
     Serve {
         #[command(flatten)]
-        serve: serve::ServeArgs,
+        serve: Box<serve::ServeArgs>,
         #[command(flatten)]
         sandbox: SandboxArgs,
     },

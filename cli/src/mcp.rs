@@ -3,17 +3,12 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 
-use std::io::Read;
-
-use anyhow::{Context, Result, bail};
+use anyhow::{Result, bail};
 use clap::Args;
 use moonbox_mcp::upstream::{self, Upstream, UpstreamSpec};
 use moonbox_mcp::{HttpConfig, McpServer, ServerConfig, TOKEN_ENV};
 
-use crate::args::{SandboxArgs, Wait, parse_count};
-
-/// The largest token file read.
-const MAX_TOKEN_FILE_BYTES: u64 = 4096;
+use crate::args::{SandboxArgs, Wait, parse_count, read_secret};
 
 #[derive(Args)]
 pub(crate) struct McpArgs {
@@ -74,35 +69,17 @@ fn parse_max_connections(s: &str) -> Result<usize, String> {
 
 /// Reads the bearer token: the file when given, else the environment.
 fn token(file: Option<&Path>) -> Result<Option<String>> {
-    let raw = match file {
-        Some(path) => {
-            let mut bytes = Vec::new();
-            std::fs::File::open(path)
-                .and_then(|f| f.take(MAX_TOKEN_FILE_BYTES + 1).read_to_end(&mut bytes))
-                .with_context(|| format!("cannot read the token file '{}'", path.display()))?;
-            if u64::try_from(bytes.len()).unwrap_or(u64::MAX) > MAX_TOKEN_FILE_BYTES {
-                bail!(
-                    "the token file '{}' is larger than {MAX_TOKEN_FILE_BYTES} bytes; it should hold one token",
-                    path.display()
-                );
-            }
-            match String::from_utf8(bytes) {
-                Ok(text) => text,
-                Err(_) => bail!("the token file '{}' is not UTF-8 text", path.display()),
-            }
-        }
-        None => match std::env::var(TOKEN_ENV) {
-            Ok(text) => text,
-            Err(std::env::VarError::NotPresent) => return Ok(None),
-            Err(std::env::VarError::NotUnicode(_)) => bail!("{TOKEN_ENV} is not UTF-8 text"),
-        },
+    if let Some(path) = file {
+        return read_secret(path, "token").map(Some);
+    }
+    let raw = match std::env::var(TOKEN_ENV) {
+        Ok(text) => text,
+        Err(std::env::VarError::NotPresent) => return Ok(None),
+        Err(std::env::VarError::NotUnicode(_)) => bail!("{TOKEN_ENV} is not UTF-8 text"),
     };
     let token = raw.trim();
     if token.is_empty() {
-        match file {
-            Some(path) => bail!("the token file '{}' is empty", path.display()),
-            None => bail!("{TOKEN_ENV} is set but empty; unset it or give a token"),
-        }
+        bail!("{TOKEN_ENV} is set but empty; unset it or give a token");
     }
     Ok(Some(token.to_owned()))
 }

@@ -5,9 +5,9 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
-use moonbox_serve::{Keys, ServeConfig, Server};
+use moonbox_serve::{Keys, NatsAuth, NatsConfig, ServeConfig, Server, Worker, remote_capability};
 
-use crate::args::{SandboxArgs, Size, Wait, parse_count};
+use crate::args::{SandboxArgs, Size, Wait, parse_count, read_secret};
 
 #[derive(Args)]
 pub(crate) struct ServeArgs {
@@ -48,6 +48,96 @@ pub(crate) struct ServeArgs {
     /// they are cancelled (at most 1h).
     #[arg(long, value_name = "DURATION", default_value_t = Wait(ServeConfig::DEFAULT_DRAIN_TIMEOUT))]
     drain_timeout: Wait,
+    #[command(flatten)]
+    nats: NatsArgs,
+}
+
+#[derive(Args)]
+#[group(id = "nats_auth", multiple = false)]
+struct NatsAuthArgs {
+    /// A NATS .creds file (JWT and NKey seed).
+    #[arg(long, value_name = "FILE", requires = "nats")]
+    nats_creds: Option<PathBuf>,
+    /// A NATS user; the password is read from --nats-password-file.
+    #[arg(long, value_name = "USER", requires_all = ["nats", "nats_password_file"])]
+    nats_user: Option<String>,
+    /// A file holding an NKey seed (SU...).
+    #[arg(long, value_name = "FILE", requires = "nats")]
+    nats_nkey_file: Option<PathBuf>,
+    /// A file holding a NATS token.
+    #[arg(long, value_name = "FILE", requires = "nats")]
+    nats_token_file: Option<PathBuf>,
+}
+
+#[derive(Args)]
+struct NatsArgs {
+    /// Also join the NATS queue group at URL as a worker: answer evals and
+    /// sessions from the bus (nats://host:4222; comma-separated for a
+    /// cluster). See docs/serve.md.
+    #[arg(long, value_name = "URL")]
+    nats: Option<String>,
+    /// The subject prefix of the eval, session and capability subjects.
+    #[arg(long, value_name = "PREFIX", default_value = moonbox_serve::DEFAULT_PREFIX,
+          requires = "nats")]
+    nats_prefix: String,
+    #[command(flatten)]
+    auth: NatsAuthArgs,
+    /// The password of --nats-user, read from this file.
+    #[arg(long, value_name = "FILE", requires = "nats_user")]
+    nats_password_file: Option<PathBuf>,
+    /// Trust this CA certificate (PEM) for the NATS server, and require TLS.
+    #[arg(long, value_name = "FILE", requires = "nats")]
+    nats_tls_ca: Option<PathBuf>,
+    /// Present this client certificate (PEM) to NATS (needs --nats-tls-key).
+    #[arg(long, value_name = "FILE", requires_all = ["nats", "nats_tls_key"])]
+    nats_tls_cert: Option<PathBuf>,
+    /// The key of --nats-tls-cert (PEM).
+    #[arg(long, value_name = "FILE", requires = "nats_tls_cert")]
+    nats_tls_key: Option<PathBuf>,
+    /// Refuse a NATS connection without TLS.
+    #[arg(long, requires = "nats")]
+    nats_tls_required: bool,
+    /// Offer capability NAME to scripts, served by the application over
+    /// NATS: each call is a request to PREFIX.cap.NAME (repeatable). Its
+    /// secrets stay in the application.
+    #[arg(long, value_name = "NAME", requires = "nats")]
+    remote_capability: Vec<String>,
+    /// How long one remote capability call may wait for its answer (the
+    /// eval's timeout covers it too; at most 24h).
+    #[arg(long, value_name = "DURATION", default_value = "5s")]
+    remote_timeout: Wait,
+}
+
+impl NatsArgs {
+    /// The connection settings, secrets read from their files.
+    fn config(&self, url: &str) -> Result<NatsConfig> {
+        let mut config = NatsConfig::new(url).prefix(&self.nats_prefix);
+        let auth = &self.auth;
+        if let Some(path) = &auth.nats_creds {
+            config = config.auth(NatsAuth::CredsFile(path.clone()));
+        } else if let Some(user) = &auth.nats_user {
+            let path = self
+                .nats_password_file
+                .as_deref()
+                .ok_or_else(|| anyhow::anyhow!("--nats-user needs --nats-password-file"))?;
+            config = config.user_and_password(user, read_secret(path, "password")?);
+        } else if let Some(path) = &auth.nats_nkey_file {
+            config = config.auth(NatsAuth::Nkey(read_secret(path, "NKey seed")?));
+        } else if let Some(path) = &auth.nats_token_file {
+            config = config.auth(NatsAuth::Token(read_secret(path, "token")?));
+        }
+        if let Some(ca) = &self.nats_tls_ca {
+            config = config.tls_ca(ca.clone());
+        }
+        if let (Some(cert), Some(key)) = (&self.nats_tls_cert, &self.nats_tls_key) {
+            config = config.tls_client(cert.clone(), key.clone());
+        }
+        if self.nats_tls_required {
+            config.tls_required = true;
+        }
+        config.validate()?;
+        Ok(config)
+    }
 }
 
 /// Serves until SIGTERM or Ctrl-C, then drains.
@@ -74,8 +164,33 @@ pub(crate) async fn serve(args: &ServeArgs, sandbox_args: &SandboxArgs) -> Resul
     }
     // A refused configuration fails before the sandbox is built.
     config.validate()?;
-    let sandbox = sandbox_args.builder()?.build_async().await?;
-    let bound = Server::new(sandbox, config)?.bind().await?;
+    let mut builder = sandbox_args.builder()?;
+    let nats = match &args.nats.nats {
+        Some(url) => {
+            let nats = args.nats.config(url)?;
+            let client = nats.connect().await?;
+            for name in &args.nats.remote_capability {
+                builder = builder.capability(remote_capability(
+                    client.clone(),
+                    &nats.prefix,
+                    name,
+                    args.nats.remote_timeout.0,
+                )?);
+            }
+            Some(Worker::new(client, &nats)?)
+        }
+        None => None,
+    };
+    let sandbox = builder.build_async().await?;
+    let mut bound = Server::new(sandbox, config)?.bind().await?;
+    if let Some(worker) = nats {
+        eprintln!(
+            "moonbox serve: NATS worker {} on {}",
+            worker.id(),
+            args.nats.nats.as_deref().unwrap_or_default()
+        );
+        bound = bound.nats(worker);
+    }
     eprintln!(
         "moonbox serve: listening on http://{} ({})",
         bound.local_addr()?,

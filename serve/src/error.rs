@@ -43,6 +43,10 @@ pub enum Error {
     /// The listener failed while serving.
     #[error("the listener failed: {0}")]
     Io(#[from] std::io::Error),
+    /// NATS cannot be reached, refused the credentials, or a subscription
+    /// failed; the message says which.
+    #[error("{0}")]
+    Nats(String),
 }
 
 /// A request the server refused before or instead of running it: an HTTP

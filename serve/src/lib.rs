@@ -34,13 +34,20 @@ mod admission;
 mod api;
 mod config;
 mod error;
+mod http;
 mod keys;
 mod metrics;
+mod nats;
 mod quota;
-mod server;
+mod service;
 mod sessions;
 
 pub use config::ServeConfig;
 pub use error::Error;
+pub use http::Bound;
 pub use keys::{Keys, MAX_KEYS_FILE_BYTES, MAX_TENANT_NAME, MAX_TENANTS, Tenant};
-pub use server::{Bound, Server};
+pub use nats::{
+    DEFAULT_PREFIX, NatsAuth, NatsConfig, RemoteError, RemoteSandbox, RemoteSession, Worker,
+    remote_capability,
+};
+pub use service::Server;

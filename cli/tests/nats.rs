@@ -1,0 +1,448 @@
+//! Scale-out on NATS with real parts: a `nats-server` started here on
+//! loopback, `moonbox serve --nats` workers as processes, the crate's
+//! `RemoteSandbox` as the client, and a remote capability served by this
+//! test process (the application). Needs `nats-server` on PATH (`.ci/run`
+//! installs Debian's); run with `--features nats-tests`.
+
+use std::io::{BufRead, BufReader};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use futures_util::StreamExt;
+use moonbox::Script;
+use moonbox_serve::{NatsConfig, RemoteError, RemoteSandbox};
+use serde_json::{Value, json};
+
+/// A `nats-server` on a free loopback port, stopped on drop.
+struct NatsServer {
+    child: Child,
+    url: String,
+    _dir: Option<TempDir>,
+}
+
+struct TempDir(PathBuf);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn temp_dir(name: &str) -> TempDir {
+    let dir = std::env::temp_dir().join(format!("moonbox-nats-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    TempDir(dir)
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+impl NatsServer {
+    /// Starts `nats-server`; `config` is the text of a config file (its
+    /// `listen` is added here), or `None` for an open server.
+    fn start(config: Option<&str>) -> NatsServer {
+        let port = free_port();
+        let mut command = Command::new("nats-server");
+        let dir = config.map(|text| {
+            let dir = temp_dir(&format!("conf{port}"));
+            let file = dir.0.join("nats.conf");
+            std::fs::write(&file, format!("listen: 127.0.0.1:{port}\n{text}")).unwrap();
+            command.arg("-c").arg(&file);
+            dir
+        });
+        if config.is_none() {
+            command.args(["-a", "127.0.0.1", "-p", &port.to_string()]);
+        }
+        let child = command
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nats-server is installed (apt install nats-server)");
+        let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
+        let began = Instant::now();
+        while TcpStream::connect(addr).is_err() {
+            assert!(
+                began.elapsed() < Duration::from_secs(10),
+                "nats-server did not start"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        NatsServer {
+            child,
+            url: format!("nats://127.0.0.1:{port}"),
+            _dir: dir,
+        }
+    }
+}
+
+impl Drop for NatsServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A `moonbox serve --nats` process.
+struct Worker {
+    child: Child,
+    id: String,
+    http: String,
+    log: Arc<Mutex<String>>,
+}
+
+impl Worker {
+    fn start(url: &str, args: &[&str]) -> Worker {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_moonbox"))
+            .args(["serve", "--addr", "127.0.0.1:0", "--nats", url])
+            .args(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let log = Arc::new(Mutex::new(String::new()));
+        let (mut id, mut http) = (None, None);
+        let mut line = String::new();
+        while id.is_none() || http.is_none() || !log.lock().unwrap().contains("subscribed") {
+            line.clear();
+            if stderr.read_line(&mut line).unwrap_or(0) == 0 {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "the worker exited before it subscribed:\n{}",
+                    log.lock().unwrap()
+                );
+            }
+            log.lock().unwrap().push_str(&line);
+            if let Some(rest) = line.split("NATS worker ").nth(1) {
+                id = rest.split_whitespace().next().map(str::to_owned);
+            }
+            if let Some(rest) = line.split("listening on http://").nth(1) {
+                http = rest.split_whitespace().next().map(str::to_owned);
+            }
+        }
+        // Keep reading, so that the pipe never fills.
+        let sink = log.clone();
+        std::thread::spawn(move || {
+            let mut line = String::new();
+            while stderr.read_line(&mut line).unwrap_or(0) > 0 {
+                sink.lock().unwrap().push_str(&line);
+                line.clear();
+            }
+        });
+        Worker {
+            child,
+            id: id.unwrap(),
+            http: http.unwrap(),
+            log,
+        }
+    }
+
+    /// Evals this worker finished, from its metrics.
+    async fn evals(&self) -> u64 {
+        let text = reqwest::get(format!("http://{}/metrics", self.http))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        text.lines()
+            .filter(|l| l.starts_with("moonbox_evals_total{"))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+            .sum()
+    }
+
+    fn signal(&self, signal: &str) {
+        let status = Command::new("kill")
+            .args([signal, &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+    }
+
+    fn wait(mut self) -> (Option<i32>, String) {
+        let status = self.child.wait().unwrap();
+        // The reader thread ends with the pipe.
+        std::thread::sleep(Duration::from_millis(100));
+        let log = self.log.lock().unwrap().clone();
+        (status.code(), log)
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Serves `P.cap.secret.get` as the application: the secret stays here.
+async fn serve_secret(config: NatsConfig) -> tokio::task::JoinHandle<()> {
+    let client = config.connect().await.unwrap();
+    let mut requests = client.subscribe("moonbox.cap.secret.get").await.unwrap();
+    client.flush().await.unwrap();
+    tokio::spawn(async move {
+        while let Some(message) = requests.next().await {
+            let args: Vec<Value> = serde_json::from_slice(&message.payload).unwrap_or_default();
+            let answer = match args.first().and_then(Value::as_str) {
+                Some(name) => json!({"ok": format!("s3cret-for-{name}")}),
+                None => json!({"error": "secret.get takes a name"}),
+            };
+            if let Some(reply) = message.reply {
+                let _ = client.publish(reply, answer.to_string().into()).await;
+            }
+        }
+    })
+}
+
+async fn remote(url: &str) -> RemoteSandbox {
+    let client = NatsConfig::new(url).connect().await.unwrap();
+    RemoteSandbox::new(client).timeout(Duration::from_secs(20))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_workers_share_the_load_keep_sessions_pinned_and_survive_a_loss() {
+    let nats = NatsServer::start(None);
+    let _secret = serve_secret(NatsConfig::new(nats.url.clone())).await;
+    let flags = [
+        "--remote-capability",
+        "secret.get",
+        "--max-instructions",
+        "100000000000",
+        "--timeout",
+        "30s",
+    ];
+    let workers: Vec<Worker> = (0..3).map(|_| Worker::start(&nats.url, &flags)).collect();
+    let remote = remote(&nats.url).await;
+
+    // A bounded load: 150 evals, 12 at a time. Each is answered once, with
+    // its own result.
+    let limit = Arc::new(tokio::sync::Semaphore::new(12));
+    let mut tasks = tokio::task::JoinSet::new();
+    for i in 0..150_i64 {
+        let remote = remote.clone();
+        let permit = limit.clone().acquire_owned().await.unwrap();
+        tasks.spawn(async move {
+            let report = remote.run(Script::new("return n * 2").input("n", i)).await;
+            drop(permit);
+            (i, report)
+        });
+    }
+    let mut answered = vec![0; 150];
+    while let Some(joined) = tasks.join_next().await {
+        let (i, report) = joined.unwrap();
+        let report = report.unwrap_or_else(|e| panic!("eval {i} failed: {e}"));
+        assert!(report.ok, "{report:?}");
+        assert_eq!(report.values, [json!(i * 2)]);
+        answered[usize::try_from(i).unwrap()] += 1;
+    }
+    assert!(answered.iter().all(|&n| n == 1));
+    // Spread over every worker, and counted once in all.
+    let mut total = 0;
+    for worker in &workers {
+        let evals = worker.evals().await;
+        assert!(evals > 0, "worker {} ran no eval", worker.id);
+        total += evals;
+    }
+    assert_eq!(total, 150);
+
+    // The capability is answered by this process; the workers never hold
+    // the secret.
+    let report = remote.eval("return secret.get('db')").await.unwrap();
+    assert_eq!(report.values, [json!("s3cret-for-db")], "{report:?}");
+    let report = remote.eval("return secret.get()").await.unwrap();
+    let error = report.error.unwrap();
+    assert!(
+        error.message.contains("secret.get takes a name"),
+        "{}",
+        error.message
+    );
+
+    // Sessions stay on the worker that opened them.
+    let mut sessions = Vec::new();
+    for i in 0..9 {
+        let mut session = remote.session().await.unwrap();
+        session
+            .run(Script::new("x = n").input("n", i))
+            .await
+            .unwrap();
+        sessions.push((i, session));
+    }
+    let on = |id: &str| id.split('.').next().unwrap().to_owned();
+    for (i, session) in &mut sessions {
+        assert_eq!(session.eval("return x").await.unwrap().values, [json!(*i)]);
+        assert!(workers.iter().any(|w| w.id == on(session.id())));
+    }
+    let victim = &workers[0];
+    // A session on the worker about to go (open more until one lands there).
+    let mut doomed = None;
+    for _ in 0..60 {
+        let session = remote.session().await.unwrap();
+        if on(session.id()) == victim.id {
+            doomed = Some(session);
+            break;
+        }
+        session.close().await.unwrap();
+    }
+    let mut doomed = doomed.expect("the queue group sends some sessions to every worker");
+
+    // Kill it mid-eval: that eval fails with a clear error, its sessions are
+    // lost, and everything else keeps working.
+    let short = remote.clone().timeout(Duration::from_secs(3));
+    let mut in_flight_session = short.session().await.unwrap();
+    while on(in_flight_session.id()) != victim.id {
+        in_flight_session = short.session().await.unwrap();
+    }
+    let in_flight = tokio::spawn(async move {
+        in_flight_session
+            .eval("local t = 0 for i = 1, 1e10 do t = t + 1 end return t")
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    victim.signal("-KILL");
+    let lost = in_flight.await.unwrap().unwrap_err();
+    assert!(matches!(lost, RemoteError::Timeout(_)), "{lost}");
+    let lost = doomed.eval("return 1").await.unwrap_err();
+    assert!(matches!(lost, RemoteError::SessionLost { .. }), "{lost}");
+    assert!(lost.to_string().contains("session lost"));
+    for (i, session) in &mut sessions {
+        let result = session.eval("return x").await;
+        if on(session.id()) == victim.id {
+            assert!(matches!(result, Err(RemoteError::SessionLost { .. })));
+        } else {
+            assert_eq!(result.unwrap().values, [json!(*i)]);
+        }
+    }
+    for i in 0..30_i64 {
+        let report = remote
+            .run(Script::new("return n").input("n", i))
+            .await
+            .unwrap();
+        assert_eq!(report.values, [json!(i)]);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_drains_on_sigterm_then_its_sessions_are_lost() {
+    let nats = NatsServer::start(None);
+    let worker = Worker::start(
+        &nats.url,
+        &["--max-instructions", "100000000000", "--timeout", "30s"],
+    );
+    let remote = remote(&nats.url).await;
+    let mut session = remote.session().await.unwrap();
+    let mut other = remote.session().await.unwrap();
+    let in_flight = tokio::spawn(async move {
+        let report = session
+            .eval("local t = 0 for i = 1, 1e8 do t = t + 1 end return t")
+            .await;
+        (report, session)
+    });
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    worker.signal("-TERM");
+    let (report, mut session) = in_flight.await.unwrap();
+    let report = report.expect("the eval in flight finishes during the drain");
+    assert_eq!(report.values, [json!(100_000_000)]);
+    let (code, log) = worker.wait();
+    assert_eq!(code, Some(0), "{log}");
+    assert!(log.contains("nats worker draining"), "{log}");
+    assert!(!log.contains("1e8"), "the log never carries code: {log}");
+    for result in [session.eval("return 1").await, other.eval("return 1").await] {
+        assert!(
+            matches!(result, Err(RemoteError::SessionLost { .. })),
+            "{result:?}"
+        );
+    }
+    let none = remote.eval("return 1").await.unwrap_err();
+    assert!(matches!(none, RemoteError::NoWorkers { .. }), "{none}");
+}
+
+/// The permissions docs/serve.md gives: workers answer the eval subjects
+/// and ask `moonbox.cap.>`; the application asks evals and answers
+/// capabilities.
+const PERMISSIONS: &str = r#"
+authorization {
+  users = [
+    {user: worker, password: worker-pass-0123, permissions: {
+      publish: {allow: ["moonbox.cap.>"]}
+      subscribe: {allow: ["moonbox.eval", "moonbox.sessions.open", "moonbox.worker.>", "_INBOX.>"]}
+      allow_responses: true
+    }}
+    {user: app, password: app-pass-0123, permissions: {
+      publish: {allow: ["moonbox.eval", "moonbox.sessions.open", "moonbox.worker.>"]}
+      subscribe: {allow: ["moonbox.cap.>", "_INBOX.>"]}
+      allow_responses: true
+    }}
+  ]
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_bus_needs_credentials_and_subject_permissions_hold() {
+    let nats = NatsServer::start(Some(PERMISSIONS));
+    let dir = temp_dir("creds");
+    let password = dir.0.join("worker.pass");
+    std::fs::write(&password, "worker-pass-0123\n").unwrap();
+    let wrong = dir.0.join("wrong.pass");
+    std::fs::write(&wrong, "not-the-password\n").unwrap();
+
+    // Without credentials, or with the wrong ones, a worker does not start.
+    for args in [
+        vec![],
+        vec![
+            "--nats-user",
+            "worker",
+            "--nats-password-file",
+            wrong.to_str().unwrap(),
+        ],
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_moonbox"))
+            .args(["serve", "--addr", "127.0.0.1:0", "--nats", &nats.url])
+            .args(&args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("cannot connect to NATS"), "{stderr}");
+        assert!(!stderr.contains("not-the-password"), "{stderr}");
+    }
+
+    let _worker = Worker::start(
+        &nats.url,
+        &[
+            "--nats-user",
+            "worker",
+            "--nats-password-file",
+            password.to_str().unwrap(),
+            "--remote-capability",
+            "secret.get",
+        ],
+    );
+    let app = NatsConfig::new(nats.url.clone()).user_and_password("app", "app-pass-0123");
+    let _secret = serve_secret(app.clone()).await;
+    let remote = RemoteSandbox::new(app.connect().await.unwrap()).timeout(Duration::from_secs(20));
+    let report = remote.eval("return secret.get('api')").await.unwrap();
+    assert_eq!(report.values, [json!("s3cret-for-api")], "{report:?}");
+
+    // The application cannot pose as a worker: its subscription to the
+    // eval subject is refused, so it never sees a request.
+    let rogue = app.connect().await.unwrap();
+    let mut sub = rogue.subscribe("moonbox.eval").await.unwrap();
+    let _ = rogue.flush().await;
+    for _ in 0..5 {
+        assert_eq!(remote.eval("return 1").await.unwrap().values, [json!(1)]);
+    }
+    let stolen = tokio::time::timeout(Duration::from_millis(300), sub.next()).await;
+    assert!(
+        !matches!(stolen, Ok(Some(_))),
+        "the application received an eval request"
+    );
+}

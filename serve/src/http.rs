@@ -1,0 +1,543 @@
+//! The HTTP transport: axum routes over the service, the key check, and
+//! the serve-and-drain loop (which also runs the NATS worker when one is
+//! attached).
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+
+use crate::error::{ApiError, Error};
+use crate::nats::Worker;
+use crate::service::{Caller, Server, sweep};
+
+/// How long responses cut short by a drain's cancel have to be written.
+const AFTER_CANCEL: Duration = Duration::from_secs(5);
+
+impl Server {
+    /// Listens on the configured address.
+    ///
+    /// # Errors
+    /// [`Error::Bind`] when the address cannot be bound.
+    ///
+    /// # Cancel safety
+    /// Dropping the future binds nothing.
+    pub async fn bind(self) -> Result<Bound, Error> {
+        let addr = self.inner.config.addr;
+        let listener = TcpListener::bind(addr)
+            .await
+            .map_err(|source| Error::Bind { addr, source })?;
+        Ok(Bound {
+            listener,
+            server: self,
+            worker: None,
+        })
+    }
+
+    /// The routes, with the key check in front of all but the health
+    /// checks.
+    fn router(&self) -> Router {
+        let guarded = Router::new()
+            .route("/v1/eval", post(eval))
+            .route("/v1/sessions", post(open_session))
+            .route("/v1/sessions/{id}", delete(close_session))
+            .route("/v1/sessions/{id}/eval", post(session_eval))
+            .route("/metrics", get(metrics))
+            .route_layer(middleware::from_fn_with_state(self.clone(), authenticate));
+        Router::new()
+            .route("/healthz", get(healthz))
+            .route("/readyz", get(readyz))
+            .merge(guarded)
+            .fallback(not_found)
+            .with_state(self.clone())
+    }
+}
+
+/// A server listening, ready to [`run_until`](Bound::run_until).
+pub struct Bound {
+    listener: TcpListener,
+    server: Server,
+    worker: Option<Worker>,
+}
+
+impl std::fmt::Debug for Bound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bound")
+            .field("addr", &self.listener.local_addr().ok())
+            .field("nats", &self.worker.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Bound {
+    /// The address the server listens on (with the port the system chose
+    /// for port 0).
+    ///
+    /// # Errors
+    /// The system's error when the socket cannot say.
+    pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        self.listener.local_addr()
+    }
+
+    /// Also answers evals and sessions from NATS with this worker, sharing
+    /// the server's bounds, sessions and metrics; it drains with the
+    /// server.
+    pub fn nats(mut self, worker: Worker) -> Bound {
+        self.worker = Some(worker);
+        self
+    }
+
+    /// Serves until `shutdown` completes, then drains: stops accepting
+    /// connections (and unsubscribes from NATS), answers new requests on
+    /// open connections with 503, lets the evals in flight finish for up to
+    /// the drain timeout, cancels those still running (their reports say
+    /// `cancelled`, with what they printed), closes the sessions and
+    /// returns.
+    ///
+    /// # Errors
+    /// [`Error::Io`] from the listener; [`Error::Nats`] when the NATS
+    /// worker cannot subscribe.
+    ///
+    /// # Cancel safety
+    /// Dropping the future stops serving at once; evals in flight are
+    /// dropped with their connections.
+    pub async fn run_until(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), Error> {
+        let server = self.server;
+        let sweeper = AbortOnDrop(tokio::spawn(sweep(Arc::downgrade(&server.inner))));
+        let (drain, draining) = tokio::sync::watch::channel(false);
+        let mut quiet = draining.clone();
+        let mut http = tokio::spawn(
+            axum::serve(self.listener, server.router())
+                .with_graceful_shutdown(async move {
+                    let _ = quiet.wait_for(|d| *d).await;
+                })
+                .into_future(),
+        );
+        let mut worker = match self.worker {
+            Some(worker) => Some(worker.start(server.clone(), draining).await?),
+            None => None,
+        };
+        let _stop_http = AbortOnDrop(http.abort_handle());
+        tokio::pin!(shutdown);
+        tokio::select! {
+            joined = &mut http => return flatten(joined),
+            () = &mut shutdown => {}
+        }
+        server.start_draining();
+        let _ = drain.send(true);
+        tracing::info!("draining: no new work; finishing evals in flight");
+        let timeout = server.config().drain_timeout;
+        let finished = tokio::time::timeout(timeout, async {
+            let result = (&mut http).await;
+            if let Some(worker) = worker.as_mut() {
+                let _ = worker.await;
+            }
+            result
+        })
+        .await;
+        let result = match finished {
+            Ok(result) => flatten(result),
+            Err(_) => {
+                let cancelled = server.cancel_all();
+                tracing::warn!(
+                    cancelled,
+                    "drain timeout passed; cancelled the evals still running"
+                );
+                server.inner.sessions.close_all();
+                let rest = tokio::time::timeout(AFTER_CANCEL, async {
+                    let result = (&mut http).await;
+                    if let Some(worker) = worker.as_mut() {
+                        let _ = worker.await;
+                    }
+                    result
+                })
+                .await;
+                rest.map_or(Ok(()), flatten)
+            }
+        };
+        server.inner.sessions.close_all();
+        drop(sweeper);
+        result
+    }
+}
+
+fn flatten(joined: Result<std::io::Result<()>, tokio::task::JoinError>) -> Result<(), Error> {
+    match joined {
+        Ok(result) => result.map_err(Error::Io),
+        Err(e) => Err(Error::Io(std::io::Error::other(e.to_string()))),
+    }
+}
+
+/// Aborts a task when dropped.
+struct AbortOnDrop<H: Abort>(H);
+
+trait Abort {
+    fn abort_task(&self);
+}
+
+impl<T> Abort for tokio::task::JoinHandle<T> {
+    fn abort_task(&self) {
+        self.abort();
+    }
+}
+
+impl Abort for tokio::task::AbortHandle {
+    fn abort_task(&self) {
+        self.abort();
+    }
+}
+
+impl<H: Abort> Drop for AbortOnDrop<H> {
+    fn drop(&mut self) {
+        self.0.abort_task();
+    }
+}
+
+fn json_response(status: StatusCode, body: &Value) -> Response {
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+/// Counts a refusal and answers it.
+fn refuse(server: &Server, e: ApiError) -> Response {
+    server.count_refused(&e);
+    e.into_response()
+}
+
+/// The answer to an operation: its value with `ok`, or the refusal.
+fn answer(server: &Server, ok: StatusCode, result: Result<Value, ApiError>) -> Response {
+    match result {
+        Ok(value) => json_response(ok, &value),
+        Err(e) => refuse(server, e),
+    }
+}
+
+/// Finds the caller by the key in `Authorization: Bearer KEY`; on a server
+/// without keys, every caller is anonymous.
+///
+/// # Cancel safety
+/// Holds no state.
+async fn authenticate(State(server): State<Server>, mut request: Request, next: Next) -> Response {
+    let caller = match &server.config().keys {
+        None => {
+            // Without keys only a local client may call; a web page the
+            // user visits is local too, so refuse a browser's request from
+            // another origin and a DNS-rebound name.
+            if let Err(e) = local_only(request.headers()) {
+                return refuse(&server, e);
+            }
+            Caller(None)
+        }
+        Some(keys) => {
+            let key = bearer(request.headers());
+            match key.and_then(|key| keys.find(key)) {
+                Some(tenant) => Caller(Some(Arc::from(tenant.name.as_str()))),
+                None => {
+                    return refuse(
+                        &server,
+                        ApiError::new(
+                            StatusCode::UNAUTHORIZED,
+                            "unauthorized",
+                            if key.is_some() {
+                                "the API key is not one this server knows"
+                            } else {
+                                "this server needs an API key: send Authorization: Bearer <key>"
+                            },
+                        ),
+                    );
+                }
+            }
+        }
+    };
+    request.extensions_mut().insert(caller);
+    next.run(request).await
+}
+
+/// Refuses a request whose `Host` is not a loopback name or address, or
+/// whose `Origin` (sent by browsers) is not a loopback origin.
+fn local_only(headers: &HeaderMap) -> Result<(), ApiError> {
+    let forbidden = |what: &str| {
+        ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            format!(
+                "this server has no API keys, so it answers only local clients, and the request's {what} is not local; serve with --keys to take requests from elsewhere"
+            ),
+        )
+    };
+    let host = headers
+        .get(header::HOST)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("");
+    if !is_loopback_authority(host) {
+        return Err(forbidden("Host"));
+    }
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        let authority = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"));
+        if !authority.is_some_and(is_loopback_authority) {
+            return Err(forbidden("Origin"));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `host[:port]` names loopback: `localhost`, `127.x.y.z` or
+/// `[::1]`.
+fn is_loopback_authority(authority: &str) -> bool {
+    let host = match authority.strip_prefix('[') {
+        Some(rest) => rest.split_once(']').map_or("", |(h, _)| h),
+        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    };
+    host.eq_ignore_ascii_case("localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
+fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, key) = value.split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| key.trim())
+        .filter(|key| !key.is_empty())
+}
+
+/// Reads a body up to the server's bound.
+///
+/// # Errors
+/// `body_too_large` (413) past it.
+async fn read_body(server: &Server, body: Body, headers: &HeaderMap) -> Result<Bytes, ApiError> {
+    let max = server.config().max_body_bytes;
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            format!("the request body is larger than this server's {max} bytes"),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > u64::try_from(max).unwrap_or(u64::MAX)) {
+        return Err(too_large());
+    }
+    axum::body::to_bytes(body, max)
+        .await
+        .map_err(|_| too_large())
+}
+
+/// The caller the key check put on the request.
+fn caller(request: &Request) -> Caller {
+    request
+        .extensions()
+        .get::<Caller>()
+        .cloned()
+        .unwrap_or(Caller(None))
+}
+
+/// The caller and the body of a request, read up to the server's bound,
+/// once the server is known to take work.
+async fn take(server: &Server, request: Request) -> Result<(Caller, Bytes), ApiError> {
+    let caller = caller(&request);
+    if server.is_draining() {
+        // The service says so too; checked here so that a body is not read
+        // for nothing.
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "draining",
+            "the server is stopping and takes no new work; send the request to another instance",
+        )
+        .retry_after(Duration::from_secs(1)));
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = read_body(server, body, &parts.headers).await?;
+    Ok((caller, bytes))
+}
+
+/// `POST /v1/eval`: one script in a fresh sandbox.
+///
+/// # Cancel safety
+/// A dropped request (the client went away) discards its instance.
+async fn eval(State(server): State<Server>, request: Request) -> Response {
+    let result = match take(&server, request).await {
+        Ok((caller, bytes)) => server.eval("http", &caller, &bytes).await,
+        Err(e) => Err(e),
+    };
+    answer(&server, StatusCode::OK, result)
+}
+
+/// `POST /v1/sessions`: opens a session, with limits within the ceiling.
+async fn open_session(State(server): State<Server>, request: Request) -> Response {
+    let result = match take(&server, request).await {
+        Ok((caller, bytes)) => server
+            .open(&caller, &bytes)
+            .await
+            .map(|opened| opened.to_json(&opened.id)),
+        Err(e) => Err(e),
+    };
+    answer(&server, StatusCode::CREATED, result)
+}
+
+/// `POST /v1/sessions/{id}/eval`: one script in an open session.
+///
+/// # Cancel safety
+/// A dropped request leaves the session poisoned (its next eval says so).
+async fn session_eval(
+    State(server): State<Server>,
+    Path(id): Path<String>,
+    request: Request,
+) -> Response {
+    let result = match take(&server, request).await {
+        Ok((caller, bytes)) => server.eval_in("http", &caller, &id, &bytes).await,
+        Err(e) => Err(e),
+    };
+    answer(&server, StatusCode::OK, result)
+}
+
+/// `DELETE /v1/sessions/{id}`: closes a session, cancelling its eval.
+async fn close_session(
+    State(server): State<Server>,
+    Path(id): Path<String>,
+    request: Request,
+) -> Response {
+    match server.close(&caller(&request), &id) {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => refuse(&server, e),
+    }
+}
+
+/// `GET /healthz`: the process is up.
+async fn healthz() -> Response {
+    json_response(StatusCode::OK, &json!({"status": "ok"}))
+}
+
+/// `GET /readyz`: the server takes new work (503 while it drains).
+async fn readyz(State(server): State<Server>) -> Response {
+    if server.is_draining() {
+        json_response(
+            StatusCode::SERVICE_UNAVAILABLE,
+            &json!({"status": "draining"}),
+        )
+    } else {
+        json_response(StatusCode::OK, &json!({"status": "ready"}))
+    }
+}
+
+/// `GET /metrics`: Prometheus text.
+async fn metrics(State(server): State<Server>) -> Response {
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        server.metrics_text(),
+    )
+        .into_response()
+}
+
+async fn not_found(State(server): State<Server>, request: Request) -> Response {
+    let path: String = request.uri().path().chars().take(200).collect();
+    refuse(
+        &server,
+        ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!(
+                "no route {} {path}; the routes are POST /v1/eval, POST /v1/sessions, POST /v1/sessions/ID/eval, DELETE /v1/sessions/ID, GET /healthz, /readyz, /metrics",
+                request.method()
+            ),
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_loopback_hosts_and_origins_are_local() {
+        for host in [
+            "localhost",
+            "localhost:8080",
+            "127.0.0.1:1",
+            "127.1.2.3",
+            "[::1]:80",
+            "LOCALHOST",
+        ] {
+            assert!(is_loopback_authority(host), "{host}");
+        }
+        for host in [
+            "",
+            "example.com",
+            "example.com:80",
+            "10.0.0.1:80",
+            "[::2]:80",
+            "localhost.evil.com",
+        ] {
+            assert!(!is_loopback_authority(host), "{host}");
+        }
+        let headers = |pairs: &[(header::HeaderName, &str)]| {
+            let mut map = HeaderMap::new();
+            for (name, value) in pairs {
+                map.insert(name.clone(), value.parse().unwrap());
+            }
+            map
+        };
+        assert!(local_only(&headers(&[(header::HOST, "127.0.0.1:8080")])).is_ok());
+        assert!(local_only(&headers(&[(header::HOST, "evil.example:8080")])).is_err());
+        assert!(local_only(&headers(&[])).is_err());
+        assert!(
+            local_only(&headers(&[
+                (header::HOST, "localhost:8080"),
+                (header::ORIGIN, "http://localhost:3000")
+            ]))
+            .is_ok()
+        );
+        let refused = local_only(&headers(&[
+            (header::HOST, "localhost:8080"),
+            (header::ORIGIN, "https://evil.example"),
+        ]))
+        .unwrap_err();
+        assert_eq!(refused.status, StatusCode::FORBIDDEN);
+        assert!(refused.message.contains("Origin"));
+        assert!(
+            local_only(&headers(&[
+                (header::HOST, "localhost"),
+                (header::ORIGIN, "null")
+            ]))
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn the_bearer_key_is_read_from_authorization() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(bearer(&headers), None);
+        headers.insert(header::AUTHORIZATION, "Bearer  k1 ".parse().unwrap());
+        assert_eq!(bearer(&headers), Some("k1"));
+        headers.insert(header::AUTHORIZATION, "Basic k1".parse().unwrap());
+        assert_eq!(bearer(&headers), None);
+        headers.insert(header::AUTHORIZATION, "Bearer ".parse().unwrap());
+        assert_eq!(bearer(&headers), None);
+    }
+}

@@ -1,0 +1,117 @@
+//! Remote capabilities: a capability whose calls are NATS requests to
+//! `P.cap.NAME`, answered by the application, so that its secrets stay in
+//! the application's own service and never reach the workers.
+
+use std::time::Duration;
+
+use async_nats::Client;
+use async_nats::client::RequestErrorKind;
+use moonbox::{Capability, CapabilityError};
+use serde_json::Value;
+
+use crate::error::Error;
+use crate::nats::is_subject;
+
+/// The arguments a remote capability accepts: up to four JSON values.
+type Four = (Option<Value>, Option<Value>, Option<Value>, Option<Value>);
+
+/// A capability `name` whose calls are requests to `PREFIX.cap.NAME`.
+///
+/// The request's body is the call's arguments as a JSON array (up to four,
+/// trailing `nil`s dropped). The application answers `{"ok": VALUE}`,
+/// which the script receives, or `{"error": "message"}`, which the script
+/// sees as the capability's error. A call waits at most `timeout`, and the
+/// eval's own timeout covers it too; with no application listening it
+/// fails at once.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let config = moonbox_serve::NatsConfig::new("nats://127.0.0.1:4222");
+/// let client = config.connect().await?;
+/// let lookup = moonbox_serve::remote_capability(
+///     client, &config.prefix, "secrets.lookup", std::time::Duration::from_secs(2))?;
+/// let sandbox = moonbox::Sandbox::builder().capability(lookup).build_async().await?;
+/// # let _ = sandbox; Ok(()) }
+/// ```
+///
+/// # Errors
+/// [`Error::Config`] for a name that is not plain subject tokens, or one
+/// the sandbox would refuse.
+pub fn remote_capability(
+    client: Client,
+    prefix: &str,
+    name: &str,
+    timeout: Duration,
+) -> Result<Capability<()>, Error> {
+    if !is_subject(name) {
+        return Err(Error::Config(format!(
+            "the remote capability name '{name}' is not usable; use letters, digits, '-' and '_' in dot-separated tokens"
+        )));
+    }
+    let subject = format!("{prefix}.cap.{name}");
+    let shown = name.to_owned();
+    let capability = Capability::new(name, move |_, args: Four| {
+        let client = client.clone();
+        let subject = subject.clone();
+        let name = shown.clone();
+        async move { call(&client, subject, &name, args, timeout).await }
+    })
+    .doc(format!(
+        "Served by the application over NATS ({prefix}.cap.{name})."
+    ));
+    Ok(capability)
+}
+
+async fn call(
+    client: &Client,
+    subject: String,
+    name: &str,
+    (a, b, c, d): Four,
+    timeout: Duration,
+) -> Result<Value, CapabilityError> {
+    let mut args: Vec<Value> = [a, b, c, d]
+        .into_iter()
+        .map(|v| v.unwrap_or(Value::Null))
+        .collect();
+    while args.last() == Some(&Value::Null) {
+        args.pop();
+    }
+    let payload = serde_json::to_vec(&args)
+        .map_err(|e| CapabilityError::new(format!("cannot send the arguments: {e}")))?;
+    let request = client.request(subject.clone(), payload.into());
+    let reply = match tokio::time::timeout(timeout, request).await {
+        Err(_) => {
+            return Err(CapabilityError::new(format!(
+                "{name} did not answer within {} ms",
+                timeout.as_millis()
+            )));
+        }
+        Ok(Err(e)) if e.kind() == RequestErrorKind::NoResponders => {
+            return Err(CapabilityError::new(format!(
+                "{name} is not available: no application answers {subject}"
+            )));
+        }
+        Ok(Err(e)) => {
+            return Err(CapabilityError::new(format!(
+                "{name} failed on the bus: {e}"
+            )));
+        }
+        Ok(Ok(reply)) => reply,
+    };
+    let answer: Value = serde_json::from_slice(&reply.payload).map_err(|e| {
+        CapabilityError::new(format!("{name} answered something that is not JSON ({e})"))
+    })?;
+    match answer {
+        Value::Object(mut map) if map.len() == 1 && map.contains_key("ok") => {
+            Ok(map.remove("ok").unwrap_or(Value::Null))
+        }
+        Value::Object(map) if map.len() == 1 && map.get("error").is_some_and(Value::is_string) => {
+            Err(CapabilityError::new(
+                map.get("error").and_then(Value::as_str).unwrap_or_default(),
+            ))
+        }
+        _ => Err(CapabilityError::new(format!(
+            "{name} answered neither {{\"ok\": value}} nor {{\"error\": \"message\"}}"
+        ))),
+    }
+}

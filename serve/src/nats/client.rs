@@ -1,0 +1,304 @@
+//! [`RemoteSandbox`]: evals and sessions on the workers, from Rust, used
+//! as a local [`moonbox::Sandbox`] is.
+
+use std::time::Duration;
+
+use async_nats::Client;
+use async_nats::client::RequestErrorKind;
+use moonbox::{Report, Script};
+use serde_json::{Map, Value, json};
+
+/// Why a remote eval has no report.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RemoteError {
+    /// No worker listens on the eval subjects.
+    #[error("no moonbox worker answers {subject}; start one with `moonbox serve --nats URL`")]
+    NoWorkers {
+        /// The subject asked.
+        subject: String,
+    },
+    /// The worker that held the session has gone (stopped, crashed or
+    /// drained); the session's state is lost with it.
+    #[error("session lost: the worker that held session '{id}' is gone; open a new session")]
+    SessionLost {
+        /// The session's id.
+        id: String,
+    },
+    /// The worker refused the request (the same kinds as the HTTP API's
+    /// errors: `overloaded`, `limit_above_ceiling`, `unknown_session`, …).
+    #[error("refused ({kind}, {status}): {message}")]
+    Refused {
+        /// The HTTP status the refusal would have.
+        status: u16,
+        /// The error kind.
+        kind: String,
+        /// What went wrong and what to do.
+        message: String,
+        /// When trying again later can succeed, after how long.
+        retry_after: Option<Duration>,
+    },
+    /// No answer within the client's timeout: the worker may have stopped
+    /// mid-eval.
+    #[error("no answer within {} ms; the worker may have stopped while it ran the eval", .0.as_millis())]
+    Timeout(Duration),
+    /// The request cannot be sent as it is (code that is not UTF-8).
+    #[error("{0}")]
+    Request(String),
+    /// The bus failed, or the answer is not what a worker sends.
+    #[error("{0}")]
+    Transport(String),
+}
+
+/// A sandbox on the workers behind NATS.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let client = moonbox_serve::NatsConfig::new("nats://127.0.0.1:4222").connect().await?;
+/// let remote = moonbox_serve::RemoteSandbox::new(client);
+/// let report = remote.eval("return 1 + 1").await?;
+/// assert_eq!(report.values, [serde_json::json!(2)]);
+///
+/// let mut session = remote.session().await?;
+/// session.eval("n = 41").await?;
+/// assert_eq!(session.eval("return n + 1").await?.values, [serde_json::json!(42)]);
+/// session.close().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Debug)]
+pub struct RemoteSandbox {
+    client: Client,
+    prefix: String,
+    timeout: Duration,
+}
+
+/// A session on one worker.
+#[derive(Debug)]
+pub struct RemoteSession {
+    sandbox: RemoteSandbox,
+    id: String,
+    subject: String,
+}
+
+impl RemoteSandbox {
+    /// The default time to wait for an answer: longer than the default
+    /// eval timeout and queue wait together.
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+    /// A client on `client` with the default prefix and timeout.
+    pub fn new(client: Client) -> RemoteSandbox {
+        RemoteSandbox {
+            client,
+            prefix: super::DEFAULT_PREFIX.to_owned(),
+            timeout: Self::DEFAULT_TIMEOUT,
+        }
+    }
+
+    /// The workers' subject prefix. Default `moonbox`.
+    pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.prefix = prefix.into();
+        self
+    }
+
+    /// How long to wait for an answer; set it above the workers' eval
+    /// timeout plus their queue wait. Default
+    /// [`RemoteSandbox::DEFAULT_TIMEOUT`].
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Runs `code` on some worker, in a fresh sandbox.
+    ///
+    /// # Errors
+    /// [`RemoteError`] when there is no report; a script's own failure is
+    /// a report with `ok: false`.
+    ///
+    /// # Cancel safety
+    /// Dropping the future stops waiting; the worker still runs the eval.
+    pub async fn eval(&self, code: impl AsRef<[u8]>) -> Result<Report, RemoteError> {
+        self.run(Script::new(code.as_ref())).await
+    }
+
+    /// Runs a [`Script`] (code and inputs) on some worker, in a fresh
+    /// sandbox.
+    ///
+    /// # Errors
+    /// As for [`RemoteSandbox::eval`].
+    ///
+    /// # Cancel safety
+    /// As for [`RemoteSandbox::eval`].
+    pub async fn run(&self, script: Script) -> Result<Report, RemoteError> {
+        let body = body(&script, None)?;
+        let subject = format!("{}.eval", self.prefix);
+        let answer = self.request(&subject, body, None).await?;
+        report(answer)
+    }
+
+    /// Runs a [`Script`] under lower limits than the workers' own, given
+    /// as in the HTTP API (`{"max_instructions": 1000, "timeout_ms": 500}`).
+    ///
+    /// # Errors
+    /// As for [`RemoteSandbox::eval`]; `limit_above_ceiling` for a limit
+    /// above the workers'.
+    ///
+    /// # Cancel safety
+    /// As for [`RemoteSandbox::eval`].
+    pub async fn run_with_limits(
+        &self,
+        script: Script,
+        limits: Value,
+    ) -> Result<Report, RemoteError> {
+        let body = body(&script, Some(limits))?;
+        let subject = format!("{}.eval", self.prefix);
+        report(self.request(&subject, body, None).await?)
+    }
+
+    /// Opens a session on some worker; it stays on that worker.
+    ///
+    /// # Errors
+    /// [`RemoteError`], for instance `too_many_sessions`.
+    ///
+    /// # Cancel safety
+    /// Dropping the future may leave a session open on the worker until
+    /// its idle TTL closes it.
+    pub async fn session(&self) -> Result<RemoteSession, RemoteError> {
+        let subject = format!("{}.sessions.open", self.prefix);
+        let answer = self.request(&subject, Vec::new(), None).await?;
+        let id = answer
+            .get("id")
+            .and_then(Value::as_str)
+            .ok_or_else(|| RemoteError::Transport(format!("a session open answered {answer}")))?
+            .to_owned();
+        let Some((worker, session)) = id.split_once('.') else {
+            return Err(RemoteError::Transport(format!(
+                "the session id '{id}' does not name its worker"
+            )));
+        };
+        let subject = format!("{}.worker.{worker}.session.{session}", self.prefix);
+        Ok(RemoteSession {
+            sandbox: self.clone(),
+            id,
+            subject,
+        })
+    }
+
+    /// One request and its answer, or the error that stands for it.
+    async fn request(
+        &self,
+        subject: &str,
+        body: Vec<u8>,
+        session: Option<&str>,
+    ) -> Result<Value, RemoteError> {
+        let request = self.client.request(subject.to_owned(), body.into());
+        let reply = match tokio::time::timeout(self.timeout, request).await {
+            Err(_) => return Err(RemoteError::Timeout(self.timeout)),
+            Ok(Err(e)) if e.kind() == RequestErrorKind::NoResponders => {
+                return Err(match session {
+                    Some(id) => RemoteError::SessionLost { id: id.to_owned() },
+                    None => RemoteError::NoWorkers {
+                        subject: subject.to_owned(),
+                    },
+                });
+            }
+            Ok(Err(e)) if e.kind() == RequestErrorKind::TimedOut => {
+                return Err(RemoteError::Timeout(self.timeout));
+            }
+            Ok(Err(e)) => return Err(RemoteError::Transport(e.to_string())),
+            Ok(Ok(reply)) => reply,
+        };
+        let answer: Value = serde_json::from_slice(&reply.payload)
+            .map_err(|e| RemoteError::Transport(format!("the worker's answer is not JSON: {e}")))?;
+        if let Some(refused) = answer.get("refused") {
+            let text = |key: &str| {
+                refused
+                    .get(key)
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            let status = refused.get("status").and_then(Value::as_u64).unwrap_or(0);
+            // A live worker that no longer has the session (closed, or idle
+            // past its TTL) says so as `unknown_session`.
+            let kind = text("kind");
+            return Err(RemoteError::Refused {
+                status: u16::try_from(status).unwrap_or(0),
+                kind,
+                message: text("message"),
+                retry_after: refused
+                    .get("retry_after_secs")
+                    .and_then(Value::as_u64)
+                    .map(Duration::from_secs),
+            });
+        }
+        Ok(answer)
+    }
+}
+
+impl RemoteSession {
+    /// The session's id: its worker's id, a dot, and the session's own.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// Runs `code` in the session.
+    ///
+    /// # Errors
+    /// [`RemoteError::SessionLost`] when its worker has gone;
+    /// [`RemoteError::Refused`] with `session_busy` or `unknown_session`;
+    /// as for [`RemoteSandbox::eval`] otherwise.
+    ///
+    /// # Cancel safety
+    /// Dropping the future stops waiting; the worker still runs the eval.
+    pub async fn eval(&mut self, code: impl AsRef<[u8]>) -> Result<Report, RemoteError> {
+        self.run(Script::new(code.as_ref())).await
+    }
+
+    /// Runs a [`Script`] in the session.
+    ///
+    /// # Errors
+    /// As for [`RemoteSession::eval`].
+    ///
+    /// # Cancel safety
+    /// As for [`RemoteSession::eval`].
+    pub async fn run(&mut self, script: Script) -> Result<Report, RemoteError> {
+        let body = body(&script, None)?;
+        let subject = format!("{}.eval", self.subject);
+        report(self.sandbox.request(&subject, body, Some(&self.id)).await?)
+    }
+
+    /// Closes the session on its worker.
+    ///
+    /// # Errors
+    /// [`RemoteError::SessionLost`] when its worker has gone.
+    ///
+    /// # Cancel safety
+    /// Dropping the future may leave the session open until its idle TTL.
+    pub async fn close(self) -> Result<(), RemoteError> {
+        let subject = format!("{}.close", self.subject);
+        self.sandbox
+            .request(&subject, Vec::new(), Some(&self.id))
+            .await
+            .map(drop)
+    }
+}
+
+/// The JSON body of an eval request.
+fn body(script: &Script, limits: Option<Value>) -> Result<Vec<u8>, RemoteError> {
+    let code = std::str::from_utf8(script.code()).map_err(|_| {
+        RemoteError::Request(
+            "the code is not UTF-8, and a request carries it as JSON text".to_owned(),
+        )
+    })?;
+    let inputs: Map<String, Value> = script.input_values().iter().cloned().collect();
+    let mut body = json!({"code": code, "inputs": inputs});
+    if let Some(limits) = limits {
+        body["limits"] = limits;
+    }
+    Ok(body.to_string().into_bytes())
+}
+
+fn report(answer: Value) -> Result<Report, RemoteError> {
+    serde_json::from_value(answer)
+        .map_err(|e| RemoteError::Transport(format!("the worker's answer is not a report: {e}")))
+}

@@ -1,0 +1,422 @@
+//! The service: its state, and the operations both transports (HTTP and
+//! NATS) offer: an eval, a session opened, an eval in it, a session
+//! closed. Each takes the request's bytes and answers a JSON value or an
+//! [`ApiError`].
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use axum::http::StatusCode;
+use moonbox::{CancelHandle, EvalError, EvalOutput, Report, Sandbox, Script, Session};
+use serde_json::{Value, json};
+use tracing::Instrument;
+
+use crate::admission::Admission;
+use crate::api::{self, EvalBody, LimitsBody, OpenBody, SessionEvalBody};
+use crate::config::ServeConfig;
+use crate::error::{ApiError, Error};
+use crate::metrics::{Gauges, Metrics};
+use crate::quota::Quotas;
+use crate::sessions::Sessions;
+
+/// The service: a sandbox behind an eval and session API, served over HTTP
+/// ([`Server::bind`]) and, optionally, NATS
+/// ([`Bound::nats`](crate::Bound::nats)).
+///
+/// Cheap to clone; clones share everything.
+///
+/// ```no_run
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let sandbox = moonbox::Sandbox::builder().build_async().await?;
+/// let config = moonbox_serve::ServeConfig::new("127.0.0.1:8080".parse()?);
+/// let bound = moonbox_serve::Server::new(sandbox, config)?.bind().await?;
+/// println!("listening on {}", bound.local_addr()?);
+/// // Serve for an hour, then drain; a service waits for SIGTERM instead.
+/// bound.run_until(tokio::time::sleep(std::time::Duration::from_secs(3600))).await?;
+/// # Ok(()) }
+/// ```
+#[derive(Clone)]
+pub struct Server {
+    pub(crate) inner: Arc<Inner>,
+}
+
+pub(crate) struct Inner {
+    sandbox: Sandbox,
+    pub(crate) config: ServeConfig,
+    quotas: Quotas,
+    admission: Admission,
+    pub(crate) sessions: Sessions,
+    metrics: Metrics,
+    draining: AtomicBool,
+    running: Running,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("config", &self.inner.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The cancel handles of the evals running now, so that a drain past its
+/// timeout can stop them.
+#[derive(Default)]
+struct Running {
+    handles: Mutex<HashMap<u64, CancelHandle>>,
+    next: AtomicU64,
+}
+
+/// Keeps an eval's handle registered while it lives.
+struct Registered<'a> {
+    running: &'a Running,
+    id: u64,
+}
+
+impl Running {
+    fn register(&self, handle: CancelHandle) -> Registered<'_> {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        self.lock().insert(id, handle);
+        Registered { running: self, id }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, CancelHandle>> {
+        self.handles.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn cancel_all(&self) -> usize {
+        let handles = self.lock();
+        for handle in handles.values() {
+            handle.cancel();
+        }
+        handles.len()
+    }
+}
+
+impl Drop for Registered<'_> {
+    fn drop(&mut self) {
+        self.running.lock().remove(&self.id);
+    }
+}
+
+/// Who sent a request: a tenant's name, or `None` on a server without
+/// keys (and on NATS, where the bus's own permissions decide who may
+/// send).
+#[derive(Clone)]
+pub(crate) struct Caller(pub(crate) Option<Arc<str>>);
+
+impl Caller {
+    pub(crate) fn name(&self) -> Option<&str> {
+        self.0.as_deref()
+    }
+}
+
+/// A session just opened: its id (in the session table) and limits.
+pub(crate) struct Opened {
+    pub(crate) id: String,
+    pub(crate) limits: Value,
+    pub(crate) idle_ttl_secs: u64,
+}
+
+impl Server {
+    /// A server for `sandbox`, whose limits are the ceiling every request's
+    /// limits must stay within.
+    ///
+    /// # Errors
+    /// As for [`ServeConfig::validate`].
+    pub fn new(sandbox: Sandbox, config: ServeConfig) -> Result<Server, Error> {
+        config.validate()?;
+        let quotas = config.keys.as_ref().map(Quotas::new).unwrap_or_default();
+        Ok(Server {
+            inner: Arc::new(Inner {
+                admission: Admission::new(config.max_running, config.max_queued, config.queue_wait),
+                sessions: Sessions::new(config.max_sessions, config.session_ttl),
+                quotas,
+                metrics: Metrics::default(),
+                draining: AtomicBool::new(false),
+                running: Running::default(),
+                sandbox,
+                config,
+            }),
+        })
+    }
+
+    /// The configuration the server runs with.
+    pub fn config(&self) -> &ServeConfig {
+        &self.inner.config
+    }
+
+    /// Counts a refused request in the metrics.
+    pub(crate) fn count_refused(&self, e: &ApiError) {
+        self.inner.metrics.refused(e.kind);
+    }
+
+    pub(crate) fn is_draining(&self) -> bool {
+        self.inner.draining.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn start_draining(&self) {
+        self.inner.draining.store(true, Ordering::Relaxed);
+    }
+
+    /// Cancels every eval running; returns how many.
+    pub(crate) fn cancel_all(&self) -> usize {
+        self.inner.running.cancel_all()
+    }
+
+    fn check_open(&self) -> Result<(), ApiError> {
+        if self.is_draining() {
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "draining",
+                "the server is stopping and takes no new work; send the request to another instance",
+            )
+            .retry_after(Duration::from_secs(1)));
+        }
+        Ok(())
+    }
+
+    fn admit_tenant(&self, caller: &Caller) -> Result<(), ApiError> {
+        let Some(name) = caller.name() else {
+            return Ok(());
+        };
+        self.inner.quotas.admit(name).map_err(|(wait, what)| {
+            ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "quota_exceeded",
+                format!(
+                    "tenant '{name}' has used its {what} quota; it refills in {} ms",
+                    wait.as_millis()
+                ),
+            )
+            .retry_after(wait)
+        })
+    }
+
+    /// The sandbox for a request's limits: the server's, or the same under
+    /// lower limits.
+    fn sandbox(&self, asked: Option<LimitsBody>) -> Result<Sandbox, ApiError> {
+        let Some(asked) = asked else {
+            return Ok(self.inner.sandbox.clone());
+        };
+        let limits = asked.within(self.inner.sandbox.limits())?;
+        self.inner
+            .sandbox
+            .with_limits(limits)
+            .map_err(|e| ApiError::new(StatusCode::BAD_REQUEST, "invalid_limits", e.to_string()))
+    }
+
+    /// Runs `script` in `session`, stoppable by a drain.
+    async fn run(
+        &self,
+        session: &mut Session<()>,
+        script: Script,
+    ) -> Result<EvalOutput, EvalError> {
+        let _registered = self.inner.running.register(session.cancel_handle());
+        session.run(script).await
+    }
+
+    /// Counts and charges a finished eval, and turns it into the report.
+    fn finish(
+        &self,
+        kind: &'static str,
+        caller: &Caller,
+        started: Instant,
+        outcome: &Result<EvalOutput, EvalError>,
+    ) -> Value {
+        let stats = match outcome {
+            Ok(out) => out.stats,
+            Err(e) => e.stats,
+        };
+        let label = match outcome {
+            Ok(_) => "ok",
+            Err(e) => e.kind.as_str(),
+        };
+        let wall = started.elapsed();
+        if let Some(name) = caller.name() {
+            self.inner
+                .quotas
+                .charge(name, stats.instructions.unwrap_or(0), wall);
+        }
+        self.inner
+            .metrics
+            .eval(kind, label, wall, stats.fuel_used, stats.instructions);
+        tracing::info!(
+            outcome = label,
+            wall_us = u64::try_from(wall.as_micros()).unwrap_or(u64::MAX),
+            instructions = stats.instructions,
+            fuel = stats.fuel_used,
+            output_bytes = stats.output_bytes,
+            "eval finished"
+        );
+        Report::from(outcome).to_json()
+    }
+
+    /// One script in a fresh sandbox: the body of `POST /v1/eval`.
+    ///
+    /// # Cancel safety
+    /// Dropping the future discards the instance.
+    pub(crate) async fn eval(
+        &self,
+        via: &'static str,
+        caller: &Caller,
+        bytes: &[u8],
+    ) -> Result<Value, ApiError> {
+        let span = tracing::info_span!(
+            "eval",
+            via,
+            kind = "eval",
+            tenant = caller.name().unwrap_or("-")
+        );
+        self.eval_fresh(caller, bytes).instrument(span).await
+    }
+
+    async fn eval_fresh(&self, caller: &Caller, bytes: &[u8]) -> Result<Value, ApiError> {
+        self.check_open()?;
+        let body: EvalBody = api::parse(bytes, None)?;
+        let max_code = self.inner.config.max_code_bytes;
+        let script = api::script(body.code, body.inputs, body.chunk_name, max_code)?;
+        let sandbox = self.sandbox(body.limits)?;
+        self.admit_tenant(caller)?;
+        let _turn = self.inner.admission.enter().await?;
+        let started = Instant::now();
+        let outcome = match sandbox.session(()).await {
+            Ok(mut session) => self.run(&mut session, script).await,
+            Err(e) => match e.eval_error() {
+                // A stop while starting (a limit too small to start one) is
+                // the eval's outcome, with what it cost.
+                Some(stop) => Err(stop.clone()),
+                None => {
+                    return Err(ApiError::new(
+                        StatusCode::INTERNAL_SERVER_ERROR,
+                        "internal",
+                        format!("cannot start a sandbox: {e}"),
+                    ));
+                }
+            },
+        };
+        Ok(self.finish("eval", caller, started, &outcome))
+    }
+
+    /// Opens a session: the body of `POST /v1/sessions`.
+    ///
+    /// # Cancel safety
+    /// Dropping the future opens nothing.
+    pub(crate) async fn open(&self, caller: &Caller, bytes: &[u8]) -> Result<Opened, ApiError> {
+        self.check_open()?;
+        let body: OpenBody = api::parse(bytes, Some(OpenBody::default()))?;
+        let sandbox = self.sandbox(body.limits)?;
+        let id = match self.inner.sessions.open(&sandbox, caller.name()).await? {
+            Ok(id) => id,
+            Err(stop) => {
+                return Err(ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_limits",
+                    stop.message,
+                ));
+            }
+        };
+        tracing::info!(
+            tenant = caller.name().unwrap_or("-"),
+            session = id.get(..8).unwrap_or("-"),
+            "session opened"
+        );
+        Ok(Opened {
+            id,
+            limits: serde_json::to_value(sandbox.limits()).unwrap_or_default(),
+            idle_ttl_secs: self.inner.config.session_ttl.as_secs(),
+        })
+    }
+
+    /// One script in session `id`: the body of `POST /v1/sessions/{id}/eval`.
+    ///
+    /// # Cancel safety
+    /// Dropping the future leaves the session poisoned (its next eval says
+    /// so).
+    pub(crate) async fn eval_in(
+        &self,
+        via: &'static str,
+        caller: &Caller,
+        id: &str,
+        bytes: &[u8],
+    ) -> Result<Value, ApiError> {
+        let span = tracing::info_span!(
+            "eval",
+            via,
+            kind = "session",
+            tenant = caller.name().unwrap_or("-"),
+            session = id.get(..8).unwrap_or("-")
+        );
+        self.eval_session(caller, id, bytes).instrument(span).await
+    }
+
+    async fn eval_session(
+        &self,
+        caller: &Caller,
+        id: &str,
+        bytes: &[u8],
+    ) -> Result<Value, ApiError> {
+        self.check_open()?;
+        let slot = self.inner.sessions.get(id, caller.name())?;
+        let body: SessionEvalBody = api::parse(bytes, None)?;
+        let max_code = self.inner.config.max_code_bytes;
+        let script = api::script(body.code, body.inputs, body.chunk_name, max_code)?;
+        let Ok(mut session) = slot.session.try_lock() else {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "session_busy",
+                "the session is running another eval; wait for it to finish, or use another session",
+            ));
+        };
+        self.admit_tenant(caller)?;
+        let _turn = self.inner.admission.enter().await?;
+        let started = Instant::now();
+        let outcome = self.run(&mut session, script).await;
+        drop(session);
+        self.inner.sessions.touch(id);
+        Ok(self.finish("session", caller, started, &outcome))
+    }
+
+    /// Closes session `id`, cancelling its eval.
+    ///
+    /// # Errors
+    /// `unknown_session` (404).
+    pub(crate) fn close(&self, caller: &Caller, id: &str) -> Result<(), ApiError> {
+        self.inner.sessions.close(id, caller.name())
+    }
+
+    /// The Prometheus text.
+    pub(crate) fn metrics_text(&self) -> String {
+        self.inner.metrics.render(&Gauges {
+            sessions: self.inner.sessions.live(),
+            queued: self.inner.admission.queued(),
+            running: self.inner.admission.running(),
+            draining: self.is_draining(),
+        })
+    }
+}
+
+impl Opened {
+    /// The reply to an open, with the id clients use.
+    pub(crate) fn to_json(&self, id: &str) -> Value {
+        json!({"id": id, "idle_ttl_secs": self.idle_ttl_secs, "limits": self.limits})
+    }
+}
+
+/// Closes idle sessions every so often while the server lives.
+pub(crate) async fn sweep(inner: std::sync::Weak<Inner>) {
+    let every = match inner.upgrade() {
+        Some(inner) => (inner.config.session_ttl / 4)
+            .clamp(Duration::from_millis(100), Duration::from_secs(30)),
+        None => return,
+    };
+    loop {
+        tokio::time::sleep(every).await;
+        match inner.upgrade() {
+            Some(inner) => inner.sessions.sweep(),
+            None => return,
+        }
+    }
+}
