@@ -37,7 +37,7 @@ fmt-check:
 
 # Clippy with warnings denied, on the crates fmt-check checks.
 clippy:
-    cargo clippy --workspace --all-targets -- -D warnings
+    cargo clippy --workspace --all-targets --features moonbox-cli/nats-tests -- -D warnings
     cd guest && cargo clippy --release -- -D warnings
     cd fuzz && CARGO_TARGET_DIR=../target cargo clippy --locked --all-targets -- -D warnings
     cd runtimes/wasmtime-cli/caps && cargo clippy --locked --release --target wasm32-wasip2 --target-dir ../target -- -D warnings
@@ -102,9 +102,14 @@ mcp-test *FLAGS:
     cargo build -q -p moonbox-cli
     target/mcp-venv/bin/python -m pytest tests/mcp {{FLAGS}}
 
+# The NATS scale-out tests: they start nats-server (Debian's nats-server
+# package) on loopback, with `moonbox serve --nats` workers as processes.
+nats-test:
+    cargo test -p moonbox-cli --features nats-tests --test nats
+
 # Every CI step in order, with a timing summary (.ci/run installs the tools, then runs this).
 ci:
-    JUST="{{just_executable()}}" bash .ci/steps guest-check fmt-check clippy deny test compat guest-test examples doc package-check "runtimes --require-all" mcp-test bench-smoke
+    JUST="{{just_executable()}}" bash .ci/steps guest-check fmt-check clippy deny test compat guest-test examples doc package-check "runtimes --require-all" mcp-test nats-test bench-smoke
 
 # A million mixed evals on one sandbox; checks results and RSS growth.
 soak EVALS="1000000":

@@ -37,6 +37,20 @@ fn temp_dir(name: &str) -> TempDir {
     TempDir(dir)
 }
 
+/// The `nats-server` binary: `NATS_SERVER`, else the one on PATH, else
+/// Debian's, which installs it in /usr/sbin.
+fn nats_server() -> PathBuf {
+    if let Some(path) = std::env::var_os("NATS_SERVER") {
+        return PathBuf::from(path);
+    }
+    let on_path = std::env::var_os("PATH")
+        .into_iter()
+        .flat_map(|path| std::env::split_paths(&path).collect::<Vec<_>>())
+        .map(|dir| dir.join("nats-server"))
+        .find(|candidate| candidate.is_file());
+    on_path.unwrap_or_else(|| PathBuf::from("/usr/sbin/nats-server"))
+}
+
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .unwrap()
@@ -50,7 +64,7 @@ impl NatsServer {
     /// `listen` is added here), or `None` for an open server.
     fn start(config: Option<&str>) -> NatsServer {
         let port = free_port();
-        let mut command = Command::new("nats-server");
+        let mut command = Command::new(nats_server());
         let dir = config.map(|text| {
             let dir = temp_dir(&format!("conf{port}"));
             let file = dir.0.join("nats.conf");
@@ -65,7 +79,7 @@ impl NatsServer {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("nats-server is installed (apt install nats-server)");
+            .expect("nats-server is installed (apt install nats-server, or set NATS_SERVER)");
         let addr: SocketAddr = format!("127.0.0.1:{port}").parse().unwrap();
         let began = Instant::now();
         while TcpStream::connect(addr).is_err() {
