@@ -83,6 +83,7 @@ bench-smoke:
     cargo run -q -p moonbox-bench -- --smoke --strict --awfy ../shared/benchmarks/are-we-fast-yet-lua --write target/bench-smoke/BENCHMARKS.md --chart target/bench-smoke/cold-start.svg >/dev/null
     test -s target/bench-smoke/cold-start.svg
     grep -q "geometric mean" target/bench-smoke/BENCHMARKS.md
+    cargo run -q -p moonbox-bench -- --serve --smoke --clients 4 | grep -q "| 200 / 0 / 0 |"
     @echo "bench smoke: target/bench-smoke/BENCHMARKS.md, target/bench-smoke/cold-start.svg"
 
 # The shared case list on every host of the component: Rust, Python

@@ -10,6 +10,7 @@
 mod awfy;
 mod chart;
 mod inproc;
+mod load;
 mod report;
 mod spawn;
 mod stats;
@@ -82,6 +83,16 @@ pub(crate) struct Options {
     /// Measure only the capability round trips and print their table.
     #[arg(long)]
     round_trip: bool,
+    /// Measure only `moonbox serve` under load (concurrent HTTP clients on
+    /// loopback, with the library side by side) and print its table.
+    #[arg(long)]
+    serve: bool,
+    /// Concurrent clients of the serve load test.
+    #[arg(long, default_value_t = 32)]
+    clients: usize,
+    /// Requests of the serve load test, over all clients.
+    #[arg(long, default_value_t = 20_000)]
+    requests: usize,
     /// Evals of each side of the fan-out.
     #[arg(long, default_value_t = 10)]
     fan_out_runs: usize,
@@ -104,6 +115,7 @@ impl Options {
         let mut o = self.clone();
         if o.smoke {
             o.samples = o.samples.min(200);
+            o.requests = o.requests.min(200);
             o.spawns = o.spawns.min(3);
             o.seconds = o.seconds.min(0.2);
             o.sessions = vec![10, 100];
@@ -159,6 +171,28 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         );
         report::round_trip_table(&mut s, &rows);
         println!("{s}");
+        return Ok(());
+    }
+    if o.serve {
+        let moonbox = moonbox_binary(&o)?;
+        let (clients, requests) = (o.clients.clamp(1, 1024), o.requests.max(1));
+        progress(&format!(
+            "moonbox serve under load ({clients} clients, {requests} requests)"
+        ));
+        let load = load::run(&moonbox, clients, requests, Duration::from_secs(300)).await?;
+        let release = release_flag();
+        let mut s = format!(
+            "Command: `cargo build{release} -p moonbox-cli && cargo run{release} -p moonbox-bench -- --serve --clients {clients} --requests {requests}`\n\
+             Machine: {}\nDate: {}\n",
+            report::machine(),
+            report::today()
+        );
+        report::load_table(&mut s, &load);
+        println!("{s}");
+        let lost = load.lost();
+        if lost > 0 {
+            bail!("{lost} requests failed or were not answered in time");
+        }
         return Ok(());
     }
     if o.awfy_only {

@@ -437,6 +437,50 @@ pub(crate) fn round_trip_table(s: &mut String, [scalar, records, page]: &[Summar
     );
 }
 
+/// The `moonbox serve` load table: the server over HTTP, on the default
+/// engine and with the pooling allocator, against the library in one
+/// process, the same evals at the same concurrency.
+pub(crate) fn load_table(s: &mut String, load: &crate::load::Load) {
+    let _ = writeln!(s, "\n### `moonbox serve` under load\n");
+    let _ = writeln!(
+        s,
+        "{} concurrent HTTP/1.1 clients on loopback, keep-alive, each sending `POST /v1/eval` with `{}` until {} requests are answered; the server runs one eval per core at once (`--max-running {}`) and queues the rest. Then the same with `--pooling`, and the same evals through the library in this process at the same concurrency and bound. Latency is the client's: queueing included.\n",
+        load.clients,
+        crate::load::SCRIPT,
+        load.requests,
+        crate::cores()
+    );
+    let _ = writeln!(
+        s,
+        "| | p50 | p99 | throughput | answers (ok / refused / failed) | server RSS (warm → end) |"
+    );
+    let _ = writeln!(s, "|---|---|---|---|---|---|");
+    for (name, h) in [
+        ("`moonbox serve`, HTTP", &load.http[0]),
+        ("`moonbox serve --pooling`, HTTP", &load.http[1]),
+    ] {
+        let _ = writeln!(
+            s,
+            "| {name} | {} | {} | {:.0}/s | {} / {} / {} | {} → {} |",
+            stats::time(h.latency.median),
+            stats::time(h.latency.p99),
+            h.throughput,
+            h.ok,
+            h.refused,
+            h.failed,
+            stats::bytes(h.rss_warm as f64),
+            stats::bytes(h.rss_end as f64)
+        );
+    }
+    let _ = writeln!(
+        s,
+        "| library, in process (default engine) | {} | {} | {:.0}/s | | |",
+        stats::time(load.library_latency.median),
+        stats::time(load.library_latency.p99),
+        load.library_throughput
+    );
+}
+
 /// The Are-We-Fast-Yet table, or why it was not run.
 pub(crate) fn awfy_table(s: &mut String, awfy: &Row<Vec<Speed>>) {
     let _ = writeln!(s, "\n### Execution speed: Are-We-Fast-Yet\n");

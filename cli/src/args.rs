@@ -298,8 +298,8 @@ pub(crate) fn parse_input(s: &str) -> Result<(String, serde_json::Value), String
 /// costs a warning and a run without the cache, so that a read-only or
 /// foreign home still runs scripts.
 /// With `fuel`, the engine meters fuel (deterministic mode, `--fuel`).
-fn engine(fuel: bool) -> Result<Engine> {
-    let builder = Engine::builder().fuel(fuel);
+fn engine(fuel: bool, pooling: bool) -> Result<Engine> {
+    let builder = Engine::builder().fuel(fuel).pooling_allocator(pooling);
     let Some(dir) = Engine::default_cache_dir() else {
         return Ok(builder.build()?);
     };
@@ -365,12 +365,19 @@ impl SandboxArgs {
     /// Reads the records and modules (bounded, within the timeout) into a
     /// builder, for a caller that adds capabilities of its own.
     pub(crate) fn builder(&self) -> Result<SandboxBuilder<()>> {
+        self.builder_on(false)
+    }
+
+    /// [`SandboxArgs::builder`] on an engine with wasmtime's pooling
+    /// allocator when `pooling` is set.
+    pub(crate) fn builder_on(&self, pooling: bool) -> Result<SandboxBuilder<()>> {
         let limits = self.limits();
         let deadline = input::Deadline::after(self.timeout.0);
         let deterministic = self.deterministic || self.seed.is_some();
         let fuel = deterministic || self.fuel.is_some();
-        let mut builder: SandboxBuilder<()> =
-            Sandbox::builder().engine(&engine(fuel)?).limits(limits);
+        let mut builder: SandboxBuilder<()> = Sandbox::builder()
+            .engine(&engine(fuel, pooling)?)
+            .limits(limits);
         for name in &self.allow {
             builder = builder.allow(name);
         }

@@ -48,9 +48,18 @@ pub(crate) struct ServeArgs {
     /// they are cancelled (at most 1h).
     #[arg(long, value_name = "DURATION", default_value_t = Wait(ServeConfig::DEFAULT_DRAIN_TIMEOUT))]
     drain_timeout: Wait,
+    /// Run instances in wasmtime's pooling allocator: fresh evals start
+    /// several times faster (BENCHMARKS.md), and at most 1,000 instances
+    /// live at once, so --max-running plus --max-sessions must stay within
+    /// that.
+    #[arg(long)]
+    pooling: bool,
     #[command(flatten)]
     nats: NatsArgs,
 }
+
+/// Instances the pooling allocator holds at once.
+const POOL_SLOTS: usize = 1000;
 
 #[derive(Args)]
 #[group(id = "nats_auth", multiple = false)]
@@ -164,7 +173,14 @@ pub(crate) async fn serve(args: &ServeArgs, sandbox_args: &SandboxArgs) -> Resul
     }
     // A refused configuration fails before the sandbox is built.
     config.validate()?;
-    let mut builder = sandbox_args.builder()?;
+    if args.pooling && args.max_running + args.max_sessions > POOL_SLOTS {
+        anyhow::bail!(
+            "--pooling holds {POOL_SLOTS} instances, and --max-running ({}) plus --max-sessions ({}) could need more; lower them",
+            args.max_running,
+            args.max_sessions
+        );
+    }
+    let mut builder = sandbox_args.builder_on(args.pooling)?;
     let nats = match &args.nats.nats {
         Some(url) => {
             let nats = args.nats.config(url)?;
