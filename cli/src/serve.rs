@@ -37,6 +37,10 @@ pub(crate) struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = ServeConfig::DEFAULT_MAX_SESSIONS,
           value_parser = |s: &str| parse_count(s, "sessions", ServeConfig::MAX_MAX_SESSIONS))]
     max_sessions: usize,
+    /// Sessions one tenant of --keys may hold open (1 to 10000).
+    #[arg(long, value_name = "N", default_value_t = ServeConfig::DEFAULT_MAX_SESSIONS_PER_TENANT,
+          value_parser = |s: &str| parse_count(s, "sessions", ServeConfig::MAX_MAX_SESSIONS))]
+    max_sessions_per_tenant: usize,
     /// Close a session idle this long (at most 24h).
     #[arg(long, value_name = "DURATION", default_value_t = Wait(ServeConfig::DEFAULT_SESSION_TTL))]
     session_ttl: Wait,
@@ -163,6 +167,7 @@ pub(crate) async fn serve(args: &ServeArgs, sandbox_args: &SandboxArgs) -> Resul
         .max_queued(usize::try_from(args.max_queued).unwrap_or(usize::MAX))
         .queue_wait(args.queue_wait.0)
         .max_sessions(args.max_sessions)
+        .max_sessions_per_tenant(args.max_sessions_per_tenant)
         .session_ttl(args.session_ttl.0)
         .max_body_bytes(body)
         // Code at the script bound, but never more than a body holds.
@@ -181,9 +186,11 @@ pub(crate) async fn serve(args: &ServeArgs, sandbox_args: &SandboxArgs) -> Resul
         );
     }
     let mut builder = sandbox_args.builder_on(args.pooling)?;
+    let mut nats_url = String::new();
     let nats = match &args.nats.nats {
         Some(url) => {
             let nats = args.nats.config(url)?;
+            nats_url = nats.display_url();
             let client = nats.connect().await?;
             for name in &args.nats.remote_capability {
                 builder = builder.capability(remote_capability(
@@ -200,11 +207,7 @@ pub(crate) async fn serve(args: &ServeArgs, sandbox_args: &SandboxArgs) -> Resul
     let sandbox = builder.build_async().await?;
     let mut bound = Server::new(sandbox, config)?.bind().await?;
     if let Some(worker) = nats {
-        eprintln!(
-            "moonbox serve: NATS worker {} on {}",
-            worker.id(),
-            args.nats.nats.as_deref().unwrap_or_default()
-        );
+        eprintln!("moonbox serve: NATS worker {} on {nats_url}", worker.id());
         bound = bound.nats(worker);
     }
     eprintln!(

@@ -460,3 +460,46 @@ async fn the_bus_needs_credentials_and_subject_permissions_hold() {
         "the application received an eval request"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn past_its_drain_timeout_a_worker_cancels_its_evals_and_exits_0() {
+    let nats = NatsServer::start(None);
+    let worker = Worker::start(
+        &nats.url,
+        &[
+            "--max-instructions",
+            "100000000000",
+            "--timeout",
+            "60s",
+            "--drain-timeout",
+            "500ms",
+        ],
+    );
+    let remote = remote(&nats.url).await;
+    let mut session = remote.session().await.unwrap();
+    let in_flight = tokio::spawn(async move {
+        session
+            .eval("print('started') local t = 0 for i = 1, 1e11 do t = t + 1 end return t")
+            .await
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let began = Instant::now();
+    worker.signal("-TERM");
+    let report = in_flight
+        .await
+        .unwrap()
+        .expect("the cancelled eval is answered");
+    assert_eq!(
+        report.error.map(|e| e.kind),
+        Some(moonbox::ErrorKind::Cancelled)
+    );
+    assert_eq!(report.output, "started\n");
+    let (code, log) = worker.wait();
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
+    assert!(log.contains("drain timeout passed"), "{log}");
+}

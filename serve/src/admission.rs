@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::http::StatusCode;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 
 use crate::error::ApiError;
 
@@ -39,7 +39,23 @@ impl Drop for Queued<'_> {
     }
 }
 
+/// The refusal of a request that waited while the server stopped.
+fn stopping() -> ApiError {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "draining",
+        "the server stopped before this request's turn came; send it to another instance",
+    )
+    .retry_after(Duration::from_secs(1))
+}
+
 impl Admission {
+    /// Refuses every request waiting for a turn, and every later one.
+    pub(crate) fn close(&self) {
+        self.admitted.close();
+        self.running.close();
+    }
+
     pub(crate) fn new(max_running: usize, max_queued: usize, queue_wait: Duration) -> Admission {
         Admission {
             running: Arc::new(Semaphore::new(max_running)),
@@ -75,12 +91,16 @@ impl Admission {
             ApiError::new(StatusCode::TOO_MANY_REQUESTS, "overloaded", why)
                 .retry_after(RETRY_AFTER_OVERLOAD)
         };
-        let admitted = self.admitted.clone().try_acquire_owned().map_err(|_| {
-            overloaded(format!(
-                "the server is running {} evals and {} more are waiting, its bounds; try again later",
-                self.max_running, self.max_queued
-            ))
-        })?;
+        let admitted = match self.admitted.clone().try_acquire_owned() {
+            Ok(permit) => permit,
+            Err(TryAcquireError::Closed) => return Err(stopping()),
+            Err(TryAcquireError::NoPermits) => {
+                return Err(overloaded(format!(
+                    "the server is running {} evals and {} more are waiting, its bounds; try again later",
+                    self.max_running, self.max_queued
+                )));
+            }
+        };
         self.queued.fetch_add(1, Ordering::Relaxed);
         let queued = Queued(&self.queued);
         let running = tokio::time::timeout(self.queue_wait, self.running.clone().acquire_owned())
@@ -91,13 +111,7 @@ impl Admission {
                     self.queue_wait.as_millis()
                 ))
             })?
-            .map_err(|_| {
-                ApiError::new(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "draining",
-                    "the server is stopping",
-                )
-            })?;
+            .map_err(|_| stopping())?;
         drop(queued);
         Ok(Turn {
             _running: running,

@@ -36,6 +36,9 @@ pub struct ServeConfig {
     pub queue_wait: Duration,
     /// Sessions open at once. Default [`ServeConfig::DEFAULT_MAX_SESSIONS`].
     pub max_sessions: usize,
+    /// Sessions one tenant may hold open, with keys. Default
+    /// [`ServeConfig::DEFAULT_MAX_SESSIONS_PER_TENANT`].
+    pub max_sessions_per_tenant: usize,
     /// A session idle this long is closed. Default
     /// [`ServeConfig::DEFAULT_SESSION_TTL`].
     pub session_ttl: Duration,
@@ -66,8 +69,11 @@ impl ServeConfig {
     pub const MAX_QUEUE_WAIT: Duration = Duration::from_secs(600);
     /// Default [`ServeConfig::max_sessions`].
     pub const DEFAULT_MAX_SESSIONS: usize = 256;
-    /// Most [`ServeConfig::max_sessions`].
+    /// Most [`ServeConfig::max_sessions`] (and per tenant).
     pub const MAX_MAX_SESSIONS: usize = 10_000;
+    /// Default [`ServeConfig::max_sessions_per_tenant`]: a quarter of the
+    /// default cap, so that one tenant cannot hold them all.
+    pub const DEFAULT_MAX_SESSIONS_PER_TENANT: usize = 64;
     /// Default [`ServeConfig::session_ttl`].
     pub const DEFAULT_SESSION_TTL: Duration = Duration::from_secs(600);
     /// Most [`ServeConfig::session_ttl`].
@@ -92,6 +98,7 @@ impl ServeConfig {
             max_queued: Self::DEFAULT_MAX_QUEUED,
             queue_wait: Self::DEFAULT_QUEUE_WAIT,
             max_sessions: Self::DEFAULT_MAX_SESSIONS,
+            max_sessions_per_tenant: Self::DEFAULT_MAX_SESSIONS_PER_TENANT,
             session_ttl: Self::DEFAULT_SESSION_TTL,
             max_code_bytes: Self::DEFAULT_MAX_CODE_BYTES,
             max_body_bytes: Self::DEFAULT_MAX_BODY_BYTES,
@@ -126,6 +133,12 @@ impl ServeConfig {
     /// Sets [`ServeConfig::max_sessions`].
     pub fn max_sessions(mut self, n: usize) -> Self {
         self.max_sessions = n;
+        self
+    }
+
+    /// Sets [`ServeConfig::max_sessions_per_tenant`].
+    pub fn max_sessions_per_tenant(mut self, n: usize) -> Self {
+        self.max_sessions_per_tenant = n;
         self
     }
 
@@ -167,6 +180,11 @@ impl ServeConfig {
             ("max_running", self.max_running, Self::MAX_MAX_RUNNING),
             ("max_queued", self.max_queued, Self::MAX_MAX_QUEUED),
             ("max_sessions", self.max_sessions, Self::MAX_MAX_SESSIONS),
+            (
+                "max_sessions_per_tenant",
+                self.max_sessions_per_tenant,
+                Self::MAX_MAX_SESSIONS,
+            ),
             (
                 "max_code_bytes",
                 self.max_code_bytes,

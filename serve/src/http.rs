@@ -21,6 +21,9 @@ use crate::error::{ApiError, Error};
 use crate::nats::Worker;
 use crate::service::{Caller, Server, sweep};
 
+/// How long a request body may take to arrive.
+pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// How long responses cut short by a drain's cancel have to be written.
 const AFTER_CANCEL: Duration = Duration::from_secs(5);
 
@@ -116,60 +119,65 @@ impl Bound {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), Error> {
         let server = self.server;
-        let sweeper = AbortOnDrop(tokio::spawn(sweep(Arc::downgrade(&server.inner))));
+        let _sweeper =
+            AbortOnDrop(tokio::spawn(sweep(Arc::downgrade(&server.inner))).abort_handle());
         let (drain, draining) = tokio::sync::watch::channel(false);
-        let mut quiet = draining.clone();
-        let mut http = tokio::spawn(
+        // The worker subscribes first, so that a failed subscription leaves
+        // nothing running.
+        let worker = match self.worker {
+            Some(worker) => Some(worker.start(server.clone(), draining.clone()).await?),
+            None => None,
+        };
+        let _stop_worker = worker.as_ref().map(|w| AbortOnDrop(w.abort_handle()));
+        let mut quiet = draining;
+        let http = tokio::spawn(
             axum::serve(self.listener, server.router())
                 .with_graceful_shutdown(async move {
                     let _ = quiet.wait_for(|d| *d).await;
                 })
                 .into_future(),
         );
-        let mut worker = match self.worker {
-            Some(worker) => Some(worker.start(server.clone(), draining).await?),
-            None => None,
-        };
         let _stop_http = AbortOnDrop(http.abort_handle());
+        // Both transports finished: HTTP's graceful shutdown, then the
+        // worker's drain. Each handle is awaited once.
+        let done = async move {
+            let result = flatten(http.await);
+            if result.is_ok()
+                && let Some(worker) = worker
+            {
+                let _ = worker.await;
+            }
+            result
+        };
+        tokio::pin!(done);
         tokio::pin!(shutdown);
         tokio::select! {
-            joined = &mut http => return flatten(joined),
+            // Only a listener failure ends HTTP before a drain.
+            result = &mut done => return result,
             () = &mut shutdown => {}
         }
         server.start_draining();
         let _ = drain.send(true);
         tracing::info!("draining: no new work; finishing evals in flight");
         let timeout = server.config().drain_timeout;
-        let finished = tokio::time::timeout(timeout, async {
-            let result = (&mut http).await;
-            if let Some(worker) = worker.as_mut() {
-                let _ = worker.await;
-            }
-            result
-        })
-        .await;
-        let result = match finished {
-            Ok(result) => flatten(result),
+        let result = match tokio::time::timeout(timeout, &mut done).await {
+            Ok(result) => result,
             Err(_) => {
-                let cancelled = server.cancel_all();
+                // Requests still waiting for a turn are refused, and every
+                // eval running or about to start is cancelled: each answers
+                // with what it printed.
+                let cancelled = server.stop_all();
                 tracing::warn!(
                     cancelled,
                     "drain timeout passed; cancelled the evals still running"
                 );
                 server.inner.sessions.close_all();
-                let rest = tokio::time::timeout(AFTER_CANCEL, async {
-                    let result = (&mut http).await;
-                    if let Some(worker) = worker.as_mut() {
-                        let _ = worker.await;
-                    }
-                    result
-                })
-                .await;
-                rest.map_or(Ok(()), flatten)
+                tokio::time::timeout(AFTER_CANCEL, &mut done)
+                    .await
+                    .unwrap_or(Ok(()))
             }
         };
         server.inner.sessions.close_all();
-        drop(sweeper);
         result
     }
 }
@@ -182,27 +190,11 @@ fn flatten(joined: Result<std::io::Result<()>, tokio::task::JoinError>) -> Resul
 }
 
 /// Aborts a task when dropped.
-struct AbortOnDrop<H: Abort>(H);
+struct AbortOnDrop(tokio::task::AbortHandle);
 
-trait Abort {
-    fn abort_task(&self);
-}
-
-impl<T> Abort for tokio::task::JoinHandle<T> {
-    fn abort_task(&self) {
-        self.abort();
-    }
-}
-
-impl Abort for tokio::task::AbortHandle {
-    fn abort_task(&self) {
-        self.abort();
-    }
-}
-
-impl<H: Abort> Drop for AbortOnDrop<H> {
+impl Drop for AbortOnDrop {
     fn drop(&mut self) {
-        self.0.abort_task();
+        self.0.abort();
     }
 }
 
@@ -343,9 +335,28 @@ async fn read_body(server: &Server, body: Body, headers: &HeaderMap) -> Result<B
     if declared.is_some_and(|n| n > u64::try_from(max).unwrap_or(u64::MAX)) {
         return Err(too_large());
     }
-    axum::body::to_bytes(body, max)
-        .await
-        .map_err(|_| too_large())
+    // A body is read only with a place among the bounded readers, and
+    // within a time bound: a slow or stalled sender holds neither memory
+    // nor a drain for long.
+    let _reading = server.start_reading().ok_or_else(|| {
+        ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "overloaded",
+            "the server is reading as many request bodies as it may; try again later",
+        )
+        .retry_after(Duration::from_secs(1))
+    })?;
+    match tokio::time::timeout(BODY_READ_TIMEOUT, axum::body::to_bytes(body, max)).await {
+        Ok(read) => read.map_err(|_| too_large()),
+        Err(_) => Err(ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "body_timeout",
+            format!(
+                "the request body did not arrive within {} s",
+                BODY_READ_TIMEOUT.as_secs()
+            ),
+        )),
+    }
 }
 
 /// The caller the key check put on the request.

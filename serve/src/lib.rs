@@ -44,7 +44,7 @@ mod sessions;
 
 pub use config::ServeConfig;
 pub use error::Error;
-pub use http::Bound;
+pub use http::{BODY_READ_TIMEOUT, Bound};
 pub use keys::{Keys, MAX_KEYS_FILE_BYTES, MAX_TENANT_NAME, MAX_TENANTS, Tenant};
 pub use nats::{
     DEFAULT_PREFIX, NatsAuth, NatsConfig, RemoteError, RemoteSandbox, RemoteSession, Worker,

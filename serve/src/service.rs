@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
-use moonbox::{CancelHandle, EvalError, EvalOutput, Report, Sandbox, Script, Session};
+use moonbox::{CancelHandle, EvalError, EvalOutput, Limits, Report, Sandbox, Script, Session};
 use serde_json::{Value, json};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::Instrument;
 
 use crate::admission::Admission;
@@ -18,7 +19,7 @@ use crate::api::{self, EvalBody, LimitsBody, OpenBody, SessionEvalBody};
 use crate::config::ServeConfig;
 use crate::error::{ApiError, Error};
 use crate::metrics::{Gauges, Metrics};
-use crate::quota::Quotas;
+use crate::quota::{Quotas, Reserved};
 use crate::sessions::Sessions;
 
 /// The service: a sandbox behind an eval and session API, served over HTTP
@@ -51,7 +52,13 @@ pub(crate) struct Inner {
     metrics: Metrics,
     draining: AtomicBool,
     running: Running,
+    /// Bounds the HTTP request bodies being read at once.
+    readers: Arc<Semaphore>,
 }
+
+/// Bodies read at once past the running and queued bounds: room for
+/// refusals and session closes.
+const SPARE_READERS: usize = 64;
 
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -65,8 +72,16 @@ impl std::fmt::Debug for Server {
 /// timeout can stop them.
 #[derive(Default)]
 struct Running {
-    handles: Mutex<HashMap<u64, CancelHandle>>,
+    handles: Mutex<Handles>,
     next: AtomicU64,
+}
+
+#[derive(Default)]
+struct Handles {
+    live: HashMap<u64, CancelHandle>,
+    /// Set by [`Running::stop_all`]: an eval registered after it is
+    /// cancelled at once.
+    stopped: bool,
 }
 
 /// Keeps an eval's handle registered while it lives.
@@ -78,26 +93,32 @@ struct Registered<'a> {
 impl Running {
     fn register(&self, handle: CancelHandle) -> Registered<'_> {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
-        self.lock().insert(id, handle);
+        let mut handles = self.lock();
+        if handles.stopped {
+            handle.cancel();
+        }
+        handles.live.insert(id, handle);
         Registered { running: self, id }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, CancelHandle>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Handles> {
         self.handles.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn cancel_all(&self) -> usize {
-        let handles = self.lock();
-        for handle in handles.values() {
+    /// Cancels every eval running, and every one registered later.
+    fn stop_all(&self) -> usize {
+        let mut handles = self.lock();
+        handles.stopped = true;
+        for handle in handles.live.values() {
             handle.cancel();
         }
-        handles.len()
+        handles.live.len()
     }
 }
 
 impl Drop for Registered<'_> {
     fn drop(&mut self) {
-        self.running.lock().remove(&self.id);
+        self.running.lock().live.remove(&self.id);
     }
 }
 
@@ -132,11 +153,21 @@ impl Server {
         Ok(Server {
             inner: Arc::new(Inner {
                 admission: Admission::new(config.max_running, config.max_queued, config.queue_wait),
-                sessions: Sessions::new(config.max_sessions, config.session_ttl),
+                sessions: Sessions::new(
+                    config.max_sessions,
+                    config.max_sessions_per_tenant,
+                    config.session_ttl,
+                ),
                 quotas,
                 metrics: Metrics::default(),
                 draining: AtomicBool::new(false),
                 running: Running::default(),
+                readers: Arc::new(Semaphore::new(
+                    config
+                        .max_running
+                        .saturating_add(config.max_queued)
+                        .saturating_add(SPARE_READERS),
+                )),
                 sandbox,
                 config,
             }),
@@ -153,6 +184,27 @@ impl Server {
         self.inner.metrics.refused(e.kind);
     }
 
+    /// A place to read a request body, or `None` when all are taken.
+    pub(crate) fn start_reading(&self) -> Option<OwnedSemaphorePermit> {
+        self.inner.readers.clone().try_acquire_owned().ok()
+    }
+
+    /// The bound on a request body, on every transport.
+    ///
+    /// # Errors
+    /// `body_too_large` (413).
+    pub(crate) fn check_body(&self, bytes: &[u8]) -> Result<(), ApiError> {
+        let max = self.inner.config.max_body_bytes;
+        if bytes.len() > max {
+            return Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                format!("the request body is larger than this server's {max} bytes"),
+            ));
+        }
+        Ok(())
+    }
+
     pub(crate) fn is_draining(&self) -> bool {
         self.inner.draining.load(Ordering::Relaxed)
     }
@@ -161,9 +213,11 @@ impl Server {
         self.inner.draining.store(true, Ordering::Relaxed);
     }
 
-    /// Cancels every eval running; returns how many.
-    pub(crate) fn cancel_all(&self) -> usize {
-        self.inner.running.cancel_all()
+    /// Ends a drain: refuses the requests waiting for a turn, cancels every
+    /// eval running and any that starts later; returns how many ran.
+    pub(crate) fn stop_all(&self) -> usize {
+        self.inner.admission.close();
+        self.inner.running.stop_all()
     }
 
     fn check_open(&self) -> Result<(), ApiError> {
@@ -178,21 +232,31 @@ impl Server {
         Ok(())
     }
 
-    fn admit_tenant(&self, caller: &Caller) -> Result<(), ApiError> {
+    /// Admits an eval of `caller` under `limits`, taking its worst case
+    /// out of the tenant's quota.
+    fn admit_tenant(
+        &self,
+        caller: &Caller,
+        limits: &Limits,
+    ) -> Result<Option<Reserved<'_>>, ApiError> {
         let Some(name) = caller.name() else {
-            return Ok(());
+            return Ok(None);
         };
-        self.inner.quotas.admit(name).map_err(|(wait, what)| {
-            ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "quota_exceeded",
-                format!(
-                    "tenant '{name}' has used its {what} quota; it refills in {} ms",
-                    wait.as_millis()
-                ),
-            )
-            .retry_after(wait)
-        })
+        self.inner
+            .quotas
+            .admit(name, limits.max_instructions, limits.timeout)
+            .map(Some)
+            .map_err(|(wait, what)| {
+                ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "quota_exceeded",
+                    format!(
+                        "tenant '{name}' has used its {what} quota; it refills in {} ms",
+                        wait.as_millis()
+                    ),
+                )
+                .retry_after(wait)
+            })
     }
 
     /// The sandbox for a request's limits: the server's, or the same under
@@ -222,7 +286,7 @@ impl Server {
     fn finish(
         &self,
         kind: &'static str,
-        caller: &Caller,
+        reserved: Option<Reserved<'_>>,
         started: Instant,
         outcome: &Result<EvalOutput, EvalError>,
     ) -> Value {
@@ -235,10 +299,8 @@ impl Server {
             Err(e) => e.kind.as_str(),
         };
         let wall = started.elapsed();
-        if let Some(name) = caller.name() {
-            self.inner
-                .quotas
-                .charge(name, stats.instructions.unwrap_or(0), wall);
+        if let Some(reserved) = reserved {
+            reserved.settle(stats.instructions, wall);
         }
         self.inner
             .metrics
@@ -275,11 +337,12 @@ impl Server {
 
     async fn eval_fresh(&self, caller: &Caller, bytes: &[u8]) -> Result<Value, ApiError> {
         self.check_open()?;
+        self.check_body(bytes)?;
         let body: EvalBody = api::parse(bytes, None)?;
         let max_code = self.inner.config.max_code_bytes;
         let script = api::script(body.code, body.inputs, body.chunk_name, max_code)?;
         let sandbox = self.sandbox(body.limits)?;
-        self.admit_tenant(caller)?;
+        let reserved = self.admit_tenant(caller, sandbox.limits())?;
         let _turn = self.inner.admission.enter().await?;
         let started = Instant::now();
         let outcome = match sandbox.session(()).await {
@@ -297,7 +360,7 @@ impl Server {
                 }
             },
         };
-        Ok(self.finish("eval", caller, started, &outcome))
+        Ok(self.finish("eval", reserved, started, &outcome))
     }
 
     /// Opens a session: the body of `POST /v1/sessions`.
@@ -306,16 +369,31 @@ impl Server {
     /// Dropping the future opens nothing.
     pub(crate) async fn open(&self, caller: &Caller, bytes: &[u8]) -> Result<Opened, ApiError> {
         self.check_open()?;
+        self.check_body(bytes)?;
         let body: OpenBody = api::parse(bytes, Some(OpenBody::default()))?;
+        let asked = body.limits.is_some();
         let sandbox = self.sandbox(body.limits)?;
+        // Starting a session is work: it takes a turn like an eval.
+        let _turn = self.inner.admission.enter().await?;
         let id = match self.inner.sessions.open(&sandbox, caller.name()).await? {
             Ok(id) => id,
-            Err(stop) => {
+            // Limits the request asked for that are too small to start a
+            // session (the message names the limit) are the request's
+            // fault; any other stop is the server's.
+            Err(stop) if asked => {
                 return Err(ApiError::new(
                     StatusCode::BAD_REQUEST,
                     "invalid_limits",
                     stop.message,
                 ));
+            }
+            Err(stop) => {
+                return Err(ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "session_start_failed",
+                    format!("the session could not start: {}", stop.message),
+                )
+                .retry_after(Duration::from_secs(1)));
             }
         };
         tracing::info!(
@@ -359,6 +437,7 @@ impl Server {
         bytes: &[u8],
     ) -> Result<Value, ApiError> {
         self.check_open()?;
+        self.check_body(bytes)?;
         let slot = self.inner.sessions.get(id, caller.name())?;
         let body: SessionEvalBody = api::parse(bytes, None)?;
         let max_code = self.inner.config.max_code_bytes;
@@ -370,13 +449,13 @@ impl Server {
                 "the session is running another eval; wait for it to finish, or use another session",
             ));
         };
-        self.admit_tenant(caller)?;
+        let reserved = self.admit_tenant(caller, &slot.limits)?;
         let _turn = self.inner.admission.enter().await?;
         let started = Instant::now();
         let outcome = self.run(&mut session, script).await;
         drop(session);
         self.inner.sessions.touch(id);
-        Ok(self.finish("session", caller, started, &outcome))
+        Ok(self.finish("session", reserved, started, &outcome))
     }
 
     /// Closes session `id`, cancelling its eval.

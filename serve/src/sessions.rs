@@ -11,13 +11,15 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
-use moonbox::{CancelHandle, Sandbox, Session};
+use moonbox::{CancelHandle, Limits, Sandbox, Session};
 
 use crate::error::ApiError;
 
 /// One open session.
 pub(crate) struct Slot {
     pub(crate) session: tokio::sync::Mutex<Session<()>>,
+    /// The limits it opened with.
+    pub(crate) limits: Limits,
     cancel: CancelHandle,
 }
 
@@ -36,6 +38,8 @@ struct Table {
 
 pub(crate) struct Sessions {
     max: usize,
+    /// Sessions one tenant may hold.
+    per_tenant: usize,
     ttl: Duration,
     table: Mutex<Table>,
 }
@@ -50,9 +54,10 @@ impl Drop for Reservation<'_> {
 }
 
 impl Sessions {
-    pub(crate) fn new(max: usize, ttl: Duration) -> Sessions {
+    pub(crate) fn new(max: usize, per_tenant: usize, ttl: Duration) -> Sessions {
         Sessions {
             max,
+            per_tenant,
             ttl,
             table: Mutex::new(Table::default()),
         }
@@ -81,9 +86,27 @@ impl Sessions {
         sandbox: &Sandbox,
         tenant: Option<&str>,
     ) -> Result<Result<String, moonbox::EvalError>, ApiError> {
-        {
+        let closed = {
             let mut table = self.table();
-            sweep(&mut table, self.ttl);
+            let closed = sweep(&mut table, self.ttl);
+            if let Some(tenant) = tenant {
+                let held = table
+                    .open
+                    .values()
+                    .filter(|entry| entry.tenant.as_deref() == Some(tenant))
+                    .count();
+                if held >= self.per_tenant {
+                    return Err(ApiError::new(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        "too_many_sessions",
+                        format!(
+                            "tenant '{tenant}' has {held} sessions open, its bound; close one (DELETE /v1/sessions/ID) or wait for an idle one to expire ({} s)",
+                            self.ttl.as_secs()
+                        ),
+                    )
+                    .retry_after(Duration::from_secs(1)));
+                }
+            }
             if table.open.len() + table.starting >= self.max {
                 return Err(ApiError::new(
                     StatusCode::TOO_MANY_REQUESTS,
@@ -97,7 +120,9 @@ impl Sessions {
                 .retry_after(Duration::from_secs(1)));
             }
             table.starting += 1;
-        }
+            closed
+        };
+        drop(closed);
         let reservation = Reservation(self);
         let id = new_id()?;
         let session = match sandbox.session(()).await {
@@ -114,6 +139,7 @@ impl Sessions {
             }
         };
         let slot = Arc::new(Slot {
+            limits: *sandbox.limits(),
             cancel: session.cancel_handle(),
             session: tokio::sync::Mutex::new(session),
         });
@@ -131,21 +157,24 @@ impl Sessions {
         Ok(Ok(id))
     }
 
-    /// The session `id` of `tenant`, marked as used now.
+    /// The session `id` of `tenant`. Only an eval that runs in it marks it
+    /// as used ([`Sessions::touch`]): a refused request does not keep a
+    /// session alive.
     ///
     /// # Errors
     /// `unknown_session` (404) for an id that is not open or is another
     /// tenant's.
     pub(crate) fn get(&self, id: &str, tenant: Option<&str>) -> Result<Arc<Slot>, ApiError> {
-        let mut table = self.table();
-        sweep(&mut table, self.ttl);
-        match table.open.get_mut(id) {
-            Some(entry) if entry.tenant.as_deref() == tenant => {
-                entry.last_used = Instant::now();
-                Ok(entry.slot.clone())
-            }
-            _ => Err(self.unknown(id)),
-        }
+        let (found, _closed) = {
+            let mut table = self.table();
+            let closed = sweep(&mut table, self.ttl);
+            let found = match table.open.get(id) {
+                Some(entry) if entry.tenant.as_deref() == tenant => Ok(entry.slot.clone()),
+                _ => Err(self.unknown(id)),
+            };
+            (found, closed)
+        };
+        found
     }
 
     /// Marks a session as used now, so that its idle time starts when its
@@ -161,27 +190,30 @@ impl Sessions {
     /// # Errors
     /// `unknown_session` (404), as for [`Sessions::get`].
     pub(crate) fn close(&self, id: &str, tenant: Option<&str>) -> Result<(), ApiError> {
-        let mut table = self.table();
-        sweep(&mut table, self.ttl);
-        match table.open.get(id) {
-            Some(entry) if entry.tenant.as_deref() == tenant => {
-                if let Some(entry) = table.open.remove(id) {
-                    entry.slot.cancel.cancel();
-                }
-                Ok(())
-            }
-            _ => Err(self.unknown(id)),
-        }
+        let (found, _closed) = {
+            let mut table = self.table();
+            let closed = sweep(&mut table, self.ttl);
+            let found = match table.open.get(id) {
+                Some(entry) if entry.tenant.as_deref() == tenant => table.open.remove(id),
+                _ => None,
+            };
+            (found, closed)
+        };
+        let entry = found.ok_or_else(|| self.unknown(id))?;
+        entry.slot.cancel.cancel();
+        Ok(())
     }
 
     /// Closes the sessions idle past the TTL.
     pub(crate) fn sweep(&self) {
-        sweep(&mut self.table(), self.ttl);
+        let closed = sweep(&mut self.table(), self.ttl);
+        drop(closed);
     }
 
     /// Closes every session, cancelling their evals.
     pub(crate) fn close_all(&self) {
-        for (_, entry) in self.table().open.drain() {
+        let closed: Vec<Entry> = self.table().open.drain().map(|(_, entry)| entry).collect();
+        for entry in &closed {
             entry.slot.cancel.cancel();
         }
     }
@@ -199,17 +231,29 @@ impl Sessions {
     }
 }
 
-/// Closes idle sessions; one running an eval is never idle.
-fn sweep(table: &mut Table, ttl: Duration) {
+/// Closes idle sessions (one running an eval is never idle) and returns
+/// them, for the caller to drop once the table is unlocked: dropping a
+/// session frees its instance, which should not hold up other requests.
+#[must_use]
+fn sweep(table: &mut Table, ttl: Duration) -> Vec<Entry> {
     let now = Instant::now();
-    table.open.retain(|_, entry| {
-        let busy = entry.slot.session.try_lock().is_err();
-        let keep = busy || now.saturating_duration_since(entry.last_used) < ttl;
-        if !keep {
+    let idle: Vec<String> = table
+        .open
+        .iter()
+        .filter(|(_, entry)| {
+            let busy = entry.slot.session.try_lock().is_err();
+            !busy && now.saturating_duration_since(entry.last_used) >= ttl
+        })
+        .map(|(id, _)| id.clone())
+        .collect();
+    let mut closed = Vec::with_capacity(idle.len());
+    for id in idle {
+        if let Some(entry) = table.open.remove(&id) {
             entry.slot.cancel.cancel();
+            closed.push(entry);
         }
-        keep
-    });
+    }
+    closed
 }
 
 fn new_id() -> Result<String, ApiError> {

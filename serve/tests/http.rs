@@ -678,3 +678,114 @@ async fn metrics_count_evals_by_kind_and_outcome() {
     }
     server.stop().await;
 }
+
+#[tokio::test]
+async fn past_the_drain_timeout_queued_requests_are_refused_not_started() {
+    let limits = Limits {
+        timeout: Duration::from_secs(60),
+        ..Limits::default()
+    };
+    let server = start_with(
+        sandbox(limits).await,
+        local()
+            .max_running(1)
+            .drain_timeout(Duration::from_millis(300)),
+    )
+    .await;
+    let send = |code: &'static str| {
+        let client = server.client.clone();
+        let url = server.url("/v1/eval");
+        tokio::spawn(async move {
+            let response = client
+                .post(url)
+                .body(json!({ "code": code }).to_string())
+                .send()
+                .await
+                .unwrap();
+            let status = response.status();
+            let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
+            (status, body)
+        })
+    };
+    let running = send("print('first') sleep(30000)");
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    let queued = send("print('second') return 2");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    server.stop().await;
+    let (status, body) = running.await.unwrap();
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["error"]["kind"], "cancelled");
+    assert_eq!(body["output"], "first\n");
+    // The queued one never started: refused, and it says why.
+    let (status, body) = queued.await.unwrap();
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::SERVICE_UNAVAILABLE, "draining"),
+        "{body}"
+    );
+}
+
+#[tokio::test]
+async fn one_tenant_cannot_hold_every_session() {
+    let server = start(local().keys(keys()).max_sessions_per_tenant(1)).await;
+    let open = |key: &str| {
+        server
+            .client
+            .post(server.url("/v1/sessions"))
+            .bearer_auth(key)
+    };
+    let (status, _, _) = server.send(open("acme-key-0123456789")).await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, _, body) = server.send(open("acme-key-0123456789")).await;
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::TOO_MANY_REQUESTS, "too_many_sessions")
+    );
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("tenant 'acme'")
+    );
+    let (status, _, _) = server.send(open("tiny-key-0123456789")).await;
+    assert_eq!(status, StatusCode::CREATED);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn evals_started_together_cannot_overdraw_a_quota() {
+    let server = start(local().keys(keys())).await;
+    // tiny has 200 ms of wall time a minute; the first eval takes its worst
+    // case (the 5 s timeout) at admission, so the second is refused at once
+    // even though the first has not finished.
+    let slow = {
+        let client = server.client.clone();
+        let url = server.url("/v1/eval");
+        tokio::spawn(async move {
+            client
+                .post(url)
+                .bearer_auth("tiny-key-0123456789")
+                .body(json!({"code": "sleep(300) return 1"}).to_string())
+                .send()
+                .await
+                .unwrap()
+                .status()
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let (status, _, body) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/eval"))
+                .bearer_auth("tiny-key-0123456789")
+                .body(json!({"code": "return 1"}).to_string()),
+        )
+        .await;
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::TOO_MANY_REQUESTS, "quota_exceeded")
+    );
+    assert_eq!(slow.await.unwrap(), StatusCode::OK);
+    server.stop().await;
+}

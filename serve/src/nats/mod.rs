@@ -46,7 +46,7 @@ pub const DEFAULT_PREFIX: &str = "moonbox";
 ///     .prefix("moonbox");
 /// assert!(config.validate().is_ok());
 /// ```
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 #[non_exhaustive]
 pub struct NatsConfig {
     /// The server URLs, comma-separated (`nats://host:4222`, `tls://…`).
@@ -93,7 +93,41 @@ impl std::fmt::Debug for NatsAuth {
     }
 }
 
+impl std::fmt::Debug for NatsConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NatsConfig")
+            .field("url", &redacted(&self.url))
+            .field("prefix", &self.prefix)
+            .field("auth", &self.auth)
+            .field("tls_ca", &self.tls_ca)
+            .field("tls_client", &self.tls_client)
+            .field("tls_required", &self.tls_required)
+            .finish()
+    }
+}
+
+/// The URLs with any `user:password@` replaced by `***@`.
+pub(crate) fn redacted(urls: &str) -> String {
+    urls.split(',')
+        .map(|url| {
+            let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+            let host_end = rest.find('/').unwrap_or(rest.len());
+            match rest[..host_end].rfind('@') {
+                Some(at) if scheme.is_empty() => format!("***@{}", &rest[at + 1..]),
+                Some(at) => format!("{scheme}://***@{}", &rest[at + 1..]),
+                None => url.to_owned(),
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 impl NatsConfig {
+    /// The URLs, with any credentials in them hidden: what to print.
+    pub fn display_url(&self) -> String {
+        redacted(&self.url)
+    }
+
     /// No credentials, no TLS required, the default prefix.
     pub fn new(url: impl Into<String>) -> NatsConfig {
         NatsConfig {
@@ -142,11 +176,18 @@ impl NatsConfig {
         self
     }
 
-    /// Checks the prefix.
+    /// Checks the prefix and the URL.
     ///
     /// # Errors
-    /// [`Error::Config`] for a prefix that is not plain subject tokens.
+    /// [`Error::Config`] for a prefix that is not plain subject tokens, or
+    /// a URL with credentials in it.
     pub fn validate(&self) -> Result<(), Error> {
+        if redacted(&self.url) != self.url {
+            return Err(Error::Config(format!(
+                "the NATS URL '{}' carries credentials; give them apart (a creds file, a user and a password file) so that they are never printed",
+                redacted(&self.url)
+            )));
+        }
         if !is_subject(&self.prefix) {
             return Err(Error::Config(format!(
                 "the NATS prefix '{}' is not usable; use letters, digits, '-' and '_' in dot-separated tokens",
@@ -193,10 +234,12 @@ impl NatsConfig {
             options = options.add_client_certificate(cert.clone(), key.clone());
         }
         options = options.require_tls(self.tls_required);
-        options
-            .connect(self.url.as_str())
-            .await
-            .map_err(|e| Error::Nats(format!("cannot connect to NATS at {}: {e}", self.url)))
+        options.connect(self.url.as_str()).await.map_err(|e| {
+            Error::Nats(format!(
+                "cannot connect to NATS at {}: {e}",
+                redacted(&self.url)
+            ))
+        })
     }
 }
 
@@ -242,6 +285,22 @@ mod tests {
                 .validate()
                 .is_err()
         );
+    }
+
+    #[test]
+    fn credentials_in_a_url_are_refused_and_never_shown() {
+        assert_eq!(redacted("nats://a:4222"), "nats://a:4222");
+        assert_eq!(redacted("nats://u:pw@a:4222"), "nats://***@a:4222");
+        assert_eq!(redacted("tls://tok@a,nats://b"), "tls://***@a,nats://b");
+        assert_eq!(redacted("u:pw@a:4222"), "***@a:4222");
+        assert_eq!(redacted("nats://a/x@y"), "nats://a/x@y");
+        let config = NatsConfig::new("nats://user:hunter2@a:4222");
+        let err = config.validate().unwrap_err().to_string();
+        assert!(
+            err.contains("carries credentials") && !err.contains("hunter2"),
+            "{err}"
+        );
+        assert!(!format!("{config:?}").contains("hunter2"));
     }
 
     #[test]
