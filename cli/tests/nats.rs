@@ -503,3 +503,116 @@ async fn past_its_drain_timeout_a_worker_cancels_its_evals_and_exits_0() {
     );
     assert!(log.contains("drain timeout passed"), "{log}");
 }
+
+/// Makes a CA and a server certificate for 127.0.0.1 with `openssl`; returns
+/// the CA's and the server's certificate and key paths.
+fn certificates(dir: &std::path::Path) -> (PathBuf, PathBuf, PathBuf) {
+    let run = |args: &[&str]| {
+        let out = Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .expect("openssl is installed");
+        assert!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    let ec = [
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+    ];
+    run(&[
+        &["req", "-x509"][..],
+        &ec,
+        &[
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.pem",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=moonbox test CA",
+        ],
+    ]
+    .concat());
+    run(&[
+        &["req"][..],
+        &ec,
+        &[
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+            "-subj",
+            "/CN=localhost",
+        ],
+    ]
+    .concat());
+    std::fs::write(
+        dir.join("san.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
+    )
+    .unwrap();
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.pem",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "server.pem",
+        "-days",
+        "1",
+        "-extfile",
+        "san.ext",
+    ]);
+    (
+        dir.join("ca.pem"),
+        dir.join("server.pem"),
+        dir.join("server.key"),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn over_tls_a_worker_trusts_only_the_given_ca() {
+    let dir = temp_dir("tls");
+    let (ca, cert, key) = certificates(&dir.0);
+    let nats = NatsServer::start(Some(&format!(
+        "tls {{ cert_file: {:?}, key_file: {:?} }}\n",
+        cert.to_str().unwrap(),
+        key.to_str().unwrap()
+    )));
+    let url = nats.url.replace("nats://", "tls://");
+
+    // Without the CA, the server's certificate is not trusted.
+    let out = Command::new(env!("CARGO_BIN_EXE_moonbox"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--nats", &url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("cannot connect to NATS"), "{stderr}");
+    assert!(stderr.to_lowercase().contains("certificate"), "{stderr}");
+
+    let _worker = Worker::start(&url, &["--nats-tls-ca", ca.to_str().unwrap()]);
+    let client = NatsConfig::new(url.clone())
+        .tls_ca(ca.clone())
+        .connect()
+        .await
+        .unwrap();
+    let remote = RemoteSandbox::new(client).timeout(Duration::from_secs(20));
+    assert_eq!(
+        remote.eval("return 40 + 2").await.unwrap().values,
+        [json!(42)]
+    );
+}

@@ -111,9 +111,14 @@ impl Bound {
     /// [`Error::Io`] from the listener; [`Error::Nats`] when the NATS
     /// worker cannot subscribe.
     ///
+    /// Connections are served on tasks of their own: a request still being
+    /// read or answered when `run_until` returns (after the drain timeout
+    /// and a few seconds more) finishes or fails on its own, bounded by the
+    /// body read timeout and its eval's cancel.
+    ///
     /// # Cancel safety
-    /// Dropping the future stops serving at once; evals in flight are
-    /// dropped with their connections.
+    /// Dropping the future stops accepting connections and the NATS worker;
+    /// requests on connections already open run to their end.
     pub async fn run_until(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,

@@ -1,12 +1,13 @@
 //! Per-tenant quotas: Lua instructions and eval wall time per minute.
 //!
 //! Each quota is a bucket that holds up to one minute's allowance and
-//! refills continuously at that rate. An eval is admitted while every
-//! bucket of its tenant holds something, and takes out its worst case at
-//! once (its instruction limit and its timeout); when it ends, what it did
-//! not use goes back. So evals started together cannot overdraw the quota
-//! by more than one eval's worst case, and a tenant in debt is refused with
-//! the time until its buckets refill past zero.
+//! refills continuously at that rate. An eval is admitted when every
+//! bucket of its tenant holds its worst case (its instruction limit and its
+//! timeout, each capped at one minute's allowance), which it takes out at
+//! once; when it ends, what it did not use goes back. So evals started
+//! together never overdraw a quota, one eval is never charged more than a
+//! minute's allowance, and a refused eval is told how long until the
+//! buckets hold its worst case.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
@@ -42,15 +43,32 @@ impl Bucket {
         self.at = now;
     }
 
-    /// How long until the level is above zero; zero when it is.
-    fn wait(&self) -> Duration {
-        if self.level > 0.0 {
+    /// How long until the bucket holds `need`; zero when it does.
+    fn wait(&self, need: u64) -> Duration {
+        #[allow(
+            clippy::cast_precision_loss,
+            reason = "need is at most a minute's allowance, a rate"
+        )]
+        let short = need as f64 - self.level;
+        if short <= 0.0 {
             return Duration::ZERO;
         }
-        let secs = (-self.level) * 60.0 / self.per_minute;
+        let secs = short * 60.0 / self.per_minute;
         Duration::try_from_secs_f64(secs)
             .unwrap_or(Duration::from_secs(60))
             .saturating_add(Duration::from_millis(1))
+    }
+
+    /// What an eval whose worst case is `worst` takes out: at most one
+    /// minute's allowance.
+    fn cap(&self, worst: u64) -> u64 {
+        #[allow(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "per_minute came from a u64, so it converts back exactly enough"
+        )]
+        let most = self.per_minute as u64;
+        worst.min(most)
     }
 
     /// Takes `taken` out and puts `returned` back.
@@ -94,64 +112,81 @@ impl Quotas {
     }
 
     /// Admits an eval of `tenant` whose worst case is `instructions` and
-    /// `wall`, taking that out of its buckets; else how long until it may
-    /// start, and which quota is spent.
+    /// `wall` when its buckets hold it (capped), taking it out; else how
+    /// long until they do, and which quota is short.
     pub(crate) fn admit(
         &self,
         tenant: &str,
         instructions: u64,
         wall: Duration,
     ) -> Result<Reserved<'_>, (Duration, &'static str)> {
-        let reserved = Reserved {
-            quotas: self,
-            tenant: tenant.to_owned(),
+        let worst = Usage {
             instructions,
             wall_ms: millis(wall),
-            settled: false,
         };
+        if let Some(buckets) = self.tenants.get(tenant) {
+            let mut guard = buckets.lock().unwrap_or_else(PoisonError::into_inner);
+            let buckets = &mut *guard;
+            let now = Instant::now();
+            let mut wait = (Duration::ZERO, "");
+            for (bucket, worst, what) in [
+                (
+                    &mut buckets.instructions,
+                    worst.instructions,
+                    "instructions_per_minute",
+                ),
+                (&mut buckets.wall_ms, worst.wall_ms, "wall_ms_per_minute"),
+            ] {
+                if let Some(bucket) = bucket {
+                    bucket.refill(now);
+                    let until = bucket.wait(bucket.cap(worst));
+                    if until > wait.0 {
+                        wait = (until, what);
+                    }
+                }
+            }
+            // Refused: nothing was taken, so nothing is reserved.
+            if !wait.0.is_zero() {
+                return Err(wait);
+            }
+            if let Some(bucket) = &mut buckets.instructions {
+                bucket.settle(bucket.cap(worst.instructions), 0);
+            }
+            if let Some(bucket) = &mut buckets.wall_ms {
+                bucket.settle(bucket.cap(worst.wall_ms), 0);
+            }
+        }
+        Ok(Reserved {
+            quotas: self,
+            tenant: tenant.to_owned(),
+            worst,
+            started: None,
+            settled: false,
+        })
+    }
+
+    /// Puts back what a reservation of `worst` took and the eval did not
+    /// use.
+    fn give_back(&self, tenant: &str, worst: Usage, used: Usage) {
         let Some(buckets) = self.tenants.get(tenant) else {
-            return Ok(reserved);
+            return;
         };
         let mut guard = buckets.lock().unwrap_or_else(PoisonError::into_inner);
         let buckets = &mut *guard;
         let now = Instant::now();
-        let mut wait = (Duration::ZERO, "");
-        for (bucket, what) in [
-            (&mut buckets.instructions, "instructions_per_minute"),
-            (&mut buckets.wall_ms, "wall_ms_per_minute"),
+        for (bucket, worst, used) in [
+            (
+                &mut buckets.instructions,
+                worst.instructions,
+                used.instructions,
+            ),
+            (&mut buckets.wall_ms, worst.wall_ms, used.wall_ms),
         ] {
             if let Some(bucket) = bucket {
                 bucket.refill(now);
-                if bucket.wait() > wait.0 {
-                    wait = (bucket.wait(), what);
-                }
+                let taken = bucket.cap(worst);
+                bucket.settle(0, taken - used.min(taken));
             }
-        }
-        if !wait.0.is_zero() {
-            return Err(wait);
-        }
-        if let Some(bucket) = &mut buckets.instructions {
-            bucket.settle(instructions, 0);
-        }
-        if let Some(bucket) = &mut buckets.wall_ms {
-            bucket.settle(reserved.wall_ms, 0);
-        }
-        Ok(reserved)
-    }
-
-    fn give_back(&self, tenant: &str, instructions: u64, wall_ms: u64) {
-        let Some(buckets) = self.tenants.get(tenant) else {
-            return;
-        };
-        let mut buckets = buckets.lock().unwrap_or_else(PoisonError::into_inner);
-        let now = Instant::now();
-        if let Some(bucket) = &mut buckets.instructions {
-            bucket.refill(now);
-            bucket.settle(0, instructions);
-        }
-        if let Some(bucket) = &mut buckets.wall_ms {
-            bucket.refill(now);
-            bucket.settle(0, wall_ms);
         }
     }
 }
@@ -160,36 +195,60 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
-/// An eval's worst case, taken out of its tenant's buckets. Dropped
-/// unsettled (the eval never ran), all of it goes back.
+/// What an eval may use or used.
+#[derive(Clone, Copy, Debug)]
+struct Usage {
+    instructions: u64,
+    wall_ms: u64,
+}
+
+/// An eval's worst case, taken out of its tenant's buckets.
+///
+/// Dropped before [`Reserved::start`] (the eval never ran), all of it goes
+/// back; dropped after it unsettled (the client went away mid-eval), the
+/// eval is charged its wall time so far and its instruction limit.
 pub(crate) struct Reserved<'a> {
     quotas: &'a Quotas,
     tenant: String,
-    instructions: u64,
-    wall_ms: u64,
+    worst: Usage,
+    started: Option<Instant>,
     settled: bool,
 }
 
 impl Reserved<'_> {
+    /// Marks the eval as running from now.
+    pub(crate) fn start(&mut self) {
+        self.started = Some(Instant::now());
+    }
+
     /// Charges what the eval used: `instructions` (its limit when the guest
     /// could not count, as after a timeout) and `wall`.
     pub(crate) fn settle(mut self, instructions: Option<u64>, wall: Duration) {
         self.settled = true;
-        let used = instructions.unwrap_or(self.instructions);
-        self.quotas.give_back(
-            &self.tenant,
-            self.instructions.saturating_sub(used),
-            self.wall_ms.saturating_sub(millis(wall)),
-        );
+        let used = Usage {
+            instructions: instructions.unwrap_or(self.worst.instructions),
+            wall_ms: millis(wall),
+        };
+        self.quotas.give_back(&self.tenant, self.worst, used);
     }
 }
 
 impl Drop for Reserved<'_> {
     fn drop(&mut self) {
-        if !self.settled {
-            self.quotas
-                .give_back(&self.tenant, self.instructions, self.wall_ms);
+        if self.settled {
+            return;
         }
+        let used = match self.started {
+            None => Usage {
+                instructions: 0,
+                wall_ms: 0,
+            },
+            Some(at) => Usage {
+                instructions: self.worst.instructions,
+                wall_ms: millis(at.elapsed()),
+            },
+        };
+        self.quotas.give_back(&self.tenant, self.worst, used);
     }
 }
 
@@ -201,18 +260,18 @@ mod tests {
     fn a_spent_bucket_refuses_until_it_refills() {
         let start = Instant::now();
         let mut bucket = Bucket::new(600, start);
-        assert_eq!(bucket.wait(), Duration::ZERO);
+        assert_eq!(bucket.wait(600), Duration::ZERO);
         bucket.settle(600, 0);
-        // Ten units a second: empty now, open again just after 0.
-        assert!(bucket.wait() > Duration::ZERO);
+        // Ten units a second: empty now.
+        assert!(bucket.wait(1) > Duration::ZERO);
         bucket.settle(100, 0);
-        let wait = bucket.wait();
+        let wait = bucket.wait(0);
         assert!(
             wait > Duration::from_secs(9) && wait < Duration::from_secs(11),
             "{wait:?}"
         );
         bucket.refill(start + Duration::from_secs(11));
-        assert_eq!(bucket.wait(), Duration::ZERO);
+        assert_eq!(bucket.wait(10), Duration::ZERO);
         // Never more than one minute's allowance.
         bucket.refill(start + Duration::from_secs(3600));
         assert!((bucket.level - 600.0).abs() < f64::EPSILON);
@@ -222,9 +281,46 @@ mod tests {
     fn a_reservation_comes_back_when_the_eval_never_runs() {
         let quotas = quotas();
         let reserved = quotas.admit("a", 0, Duration::from_secs(5)).unwrap();
-        assert!(quotas.admit("a", 0, Duration::ZERO).is_err());
+        assert!(quotas.admit("a", 0, Duration::from_millis(1)).is_err());
         drop(reserved);
-        assert!(quotas.admit("a", 0, Duration::ZERO).is_ok());
+        assert!(quotas.admit("a", 0, Duration::from_secs(5)).is_ok());
+    }
+
+    #[test]
+    fn a_refused_request_gives_back_nothing() {
+        let quotas = quotas();
+        let _running = quotas.admit("a", 0, Duration::from_secs(5)).unwrap();
+        // In debt: refused, however large its own worst case, and the
+        // refusal puts nothing back.
+        for _ in 0..3 {
+            assert!(quotas.admit("a", 0, Duration::from_secs(5)).is_err());
+        }
+        assert!(quotas.admit("a", 0, Duration::from_millis(1)).is_err());
+    }
+
+    #[test]
+    fn an_eval_abandoned_mid_run_is_charged_not_refunded() {
+        let quotas = quotas();
+        let mut reserved = quotas.admit("a", 0, Duration::from_secs(5)).unwrap();
+        reserved.start();
+        std::thread::sleep(Duration::from_millis(20));
+        drop(reserved);
+        // It used at least 20 of the 1000 ms; the rest came back.
+        let level = quotas.level("a");
+        assert!(level < 981.0 && level > 900.0, "{level}");
+    }
+
+    #[test]
+    fn one_eval_is_charged_at_most_a_minute() {
+        let quotas = quotas();
+        // A worst case of a day takes out one minute's allowance, so the
+        // tenant waits about a minute, not a day.
+        let reserved = quotas.admit("a", 0, Duration::from_secs(86_400)).unwrap();
+        let (wait, _) = quotas.admit("a", 0, Duration::from_secs(5)).err().unwrap();
+        assert!(wait <= Duration::from_secs(61), "{wait:?}");
+        reserved.settle(Some(0), Duration::from_secs(86_400));
+        let (wait, _) = quotas.admit("a", 0, Duration::from_secs(5)).err().unwrap();
+        assert!(wait <= Duration::from_secs(61), "{wait:?}");
     }
 
     #[test]
@@ -238,6 +334,14 @@ mod tests {
         first.settle(Some(0), Duration::from_millis(100));
         assert!(quotas.admit("a", 0, Duration::ZERO).is_ok());
         assert!(quotas.admit("b", u64::MAX, Duration::MAX).is_ok());
+    }
+
+    impl Quotas {
+        /// The wall-time level of `tenant`, for tests.
+        fn level(&self, tenant: &str) -> f64 {
+            let buckets = self.tenants[tenant].lock().unwrap();
+            buckets.wall_ms.as_ref().unwrap().level
+        }
     }
 
     fn quotas() -> Quotas {
@@ -256,7 +360,7 @@ mod tests {
         let quotas = quotas();
         let spent = quotas.admit("a", 0, Duration::from_secs(2)).unwrap();
         spent.settle(Some(0), Duration::from_secs(2));
-        let (wait, what) = quotas.admit("a", 0, Duration::ZERO).err().unwrap();
+        let (wait, what) = quotas.admit("a", 0, Duration::from_secs(5)).err().unwrap();
         assert_eq!(what, "wall_ms_per_minute");
         assert!(wait > Duration::from_secs(50), "{wait:?}");
         // b has no quota; an unknown tenant has none either.
@@ -273,8 +377,8 @@ mod tests {
         let quotas = Quotas::new(&Keys::parse(text.as_bytes()).unwrap());
         let timed_out = quotas.admit("a", 1200, Duration::ZERO).unwrap();
         timed_out.settle(None, Duration::ZERO);
-        let (wait, what) = quotas.admit("a", 1, Duration::ZERO).err().unwrap();
+        let (wait, what) = quotas.admit("a", 600, Duration::ZERO).err().unwrap();
         assert_eq!(what, "instructions_per_minute");
-        assert!(wait > Duration::from_secs(59), "{wait:?}");
+        assert!(wait > Duration::from_secs(50), "{wait:?}");
     }
 }

@@ -342,8 +342,11 @@ impl Server {
         let max_code = self.inner.config.max_code_bytes;
         let script = api::script(body.code, body.inputs, body.chunk_name, max_code)?;
         let sandbox = self.sandbox(body.limits)?;
-        let reserved = self.admit_tenant(caller, sandbox.limits())?;
+        let mut reserved = self.admit_tenant(caller, sandbox.limits())?;
         let _turn = self.inner.admission.enter().await?;
+        if let Some(reserved) = &mut reserved {
+            reserved.start();
+        }
         let started = Instant::now();
         let outcome = match sandbox.session(()).await {
             Ok(mut session) => self.run(&mut session, script).await,
@@ -373,9 +376,12 @@ impl Server {
         let body: OpenBody = api::parse(bytes, Some(OpenBody::default()))?;
         let asked = body.limits.is_some();
         let sandbox = self.sandbox(body.limits)?;
-        // Starting a session is work: it takes a turn like an eval.
+        // The caps first, so that a tenant at its cap does not wait for a
+        // turn to be refused; then starting a session takes a turn like an
+        // eval.
+        let place = self.inner.sessions.reserve(caller.name())?;
         let _turn = self.inner.admission.enter().await?;
-        let id = match self.inner.sessions.open(&sandbox, caller.name()).await? {
+        let id = match self.inner.sessions.start(place, &sandbox).await? {
             Ok(id) => id,
             // Limits the request asked for that are too small to start a
             // session (the message names the limit) are the request's
@@ -449,12 +455,20 @@ impl Server {
                 "the session is running another eval; wait for it to finish, or use another session",
             ));
         };
-        let reserved = self.admit_tenant(caller, &slot.limits)?;
+        // The sweeper may have closed it between the lookup and the lock;
+        // held now, it is never idle.
+        if !self.inner.sessions.is_open(id, &slot) {
+            return Err(self.inner.sessions.unknown(id));
+        }
+        let mut reserved = self.admit_tenant(caller, &slot.limits)?;
         let _turn = self.inner.admission.enter().await?;
+        if let Some(reserved) = &mut reserved {
+            reserved.start();
+        }
         let started = Instant::now();
         let outcome = self.run(&mut session, script).await;
-        drop(session);
         self.inner.sessions.touch(id);
+        drop(session);
         Ok(self.finish("session", reserved, started, &outcome))
     }
 

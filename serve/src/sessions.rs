@@ -32,8 +32,22 @@ struct Entry {
 #[derive(Default)]
 struct Table {
     open: HashMap<String, Entry>,
-    /// Sessions being started, counted against the cap.
+    /// Sessions being started, counted against the caps: in all, and by
+    /// tenant.
     starting: usize,
+    starting_by: HashMap<String, usize>,
+}
+
+impl Table {
+    /// Sessions `tenant` holds or is starting.
+    fn held_by(&self, tenant: &str) -> usize {
+        let open = self
+            .open
+            .values()
+            .filter(|entry| entry.tenant.as_deref() == Some(tenant))
+            .count();
+        open + self.starting_by.get(tenant).copied().unwrap_or(0)
+    }
 }
 
 pub(crate) struct Sessions {
@@ -44,12 +58,26 @@ pub(crate) struct Sessions {
     table: Mutex<Table>,
 }
 
-/// A place under the cap, held while a session starts.
-struct Reservation<'a>(&'a Sessions);
+/// A place under the caps, held while a session starts: taken by
+/// [`Sessions::reserve`], filled by [`Sessions::start`], given back when
+/// dropped.
+pub(crate) struct Reservation<'a> {
+    sessions: &'a Sessions,
+    tenant: Option<String>,
+}
 
 impl Drop for Reservation<'_> {
     fn drop(&mut self) {
-        self.0.table().starting -= 1;
+        let mut table = self.sessions.table();
+        table.starting -= 1;
+        if let Some(tenant) = &self.tenant
+            && let Some(n) = table.starting_by.get_mut(tenant)
+        {
+            *n -= 1;
+            if *n == 0 {
+                table.starting_by.remove(tenant);
+            }
+        }
     }
 }
 
@@ -73,57 +101,72 @@ impl Sessions {
         self.table().open.len()
     }
 
-    /// Opens a session of `sandbox` for `tenant` and returns its id.
+    /// Takes a place for a session of `tenant` under the caps.
     ///
     /// # Errors
-    /// `too_many_sessions` (429) at the cap; the start's failure as an
-    /// [`moonbox::EvalError`] (a limit too small to start one).
-    ///
-    /// # Cancel safety
-    /// Dropping the future releases the reserved place.
-    pub(crate) async fn open(
-        &self,
-        sandbox: &Sandbox,
-        tenant: Option<&str>,
-    ) -> Result<Result<String, moonbox::EvalError>, ApiError> {
-        let closed = {
+    /// `too_many_sessions` (429) at the server's cap or the tenant's.
+    pub(crate) fn reserve(&self, tenant: Option<&str>) -> Result<Reservation<'_>, ApiError> {
+        let (closed, result) = {
             let mut table = self.table();
             let closed = sweep(&mut table, self.ttl);
-            if let Some(tenant) = tenant {
-                let held = table
-                    .open
-                    .values()
-                    .filter(|entry| entry.tenant.as_deref() == Some(tenant))
-                    .count();
-                if held >= self.per_tenant {
-                    return Err(ApiError::new(
-                        StatusCode::TOO_MANY_REQUESTS,
-                        "too_many_sessions",
-                        format!(
-                            "tenant '{tenant}' has {held} sessions open, its bound; close one (DELETE /v1/sessions/ID) or wait for an idle one to expire ({} s)",
-                            self.ttl.as_secs()
-                        ),
-                    )
-                    .retry_after(Duration::from_secs(1)));
-                }
-            }
-            if table.open.len() + table.starting >= self.max {
-                return Err(ApiError::new(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "too_many_sessions",
-                    format!(
-                        "{} sessions are open, the server's bound; close one (DELETE /v1/sessions/ID) or wait for an idle one to expire ({} s)",
-                        self.max,
-                        self.ttl.as_secs()
-                    ),
-                )
-                .retry_after(Duration::from_secs(1)));
-            }
-            table.starting += 1;
-            closed
+            let result = self.take_place(&mut table, tenant);
+            (closed, result)
         };
+        // Closed sessions are dropped (their instances freed) unlocked.
         drop(closed);
-        let reservation = Reservation(self);
+        result?;
+        Ok(Reservation {
+            sessions: self,
+            tenant: tenant.map(str::to_owned),
+        })
+    }
+
+    fn take_place(&self, table: &mut Table, tenant: Option<&str>) -> Result<(), ApiError> {
+        let full = |what: String| {
+            ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_sessions",
+                format!(
+                    "{what}; close one (DELETE /v1/sessions/ID) or wait for an idle one to expire ({} s)",
+                    self.ttl.as_secs()
+                ),
+            )
+            .retry_after(Duration::from_secs(1))
+        };
+        if let Some(tenant) = tenant {
+            let held = table.held_by(tenant);
+            if held >= self.per_tenant {
+                return Err(full(format!(
+                    "tenant '{tenant}' has {held} sessions open, its bound"
+                )));
+            }
+        }
+        if table.open.len() + table.starting >= self.max {
+            return Err(full(format!(
+                "{} sessions are open, the server's bound",
+                self.max
+            )));
+        }
+        table.starting += 1;
+        if let Some(tenant) = tenant {
+            *table.starting_by.entry(tenant.to_owned()).or_default() += 1;
+        }
+        Ok(())
+    }
+
+    /// Starts a session of `sandbox` in a reserved place and returns its id.
+    ///
+    /// # Errors
+    /// The start's failure as an [`moonbox::EvalError`] (a limit too small
+    /// to start one); `internal` (500) when no id can be made.
+    ///
+    /// # Cancel safety
+    /// Dropping the future releases the place.
+    pub(crate) async fn start(
+        &self,
+        reservation: Reservation<'_>,
+        sandbox: &Sandbox,
+    ) -> Result<Result<String, moonbox::EvalError>, ApiError> {
         let id = new_id()?;
         let session = match sandbox.session(()).await {
             Ok(session) => session,
@@ -143,18 +186,25 @@ impl Sessions {
             cancel: session.cancel_handle(),
             session: tokio::sync::Mutex::new(session),
         });
-        let mut table = self.table();
-        table.open.insert(
+        let tenant = reservation.tenant.clone();
+        self.table().open.insert(
             id.clone(),
             Entry {
                 slot,
-                tenant: tenant.map(str::to_owned),
+                tenant,
                 last_used: Instant::now(),
             },
         );
-        drop(table);
         drop(reservation);
         Ok(Ok(id))
+    }
+
+    /// Whether `slot` is still the open session `id`.
+    pub(crate) fn is_open(&self, id: &str, slot: &Arc<Slot>) -> bool {
+        self.table()
+            .open
+            .get(id)
+            .is_some_and(|entry| Arc::ptr_eq(&entry.slot, slot))
     }
 
     /// The session `id` of `tenant`. Only an eval that runs in it marks it
@@ -218,7 +268,7 @@ impl Sessions {
         }
     }
 
-    fn unknown(&self, id: &str) -> ApiError {
+    pub(crate) fn unknown(&self, id: &str) -> ApiError {
         let shown: String = id.chars().take(64).collect();
         ApiError::new(
             StatusCode::NOT_FOUND,

@@ -106,20 +106,14 @@ impl std::fmt::Debug for NatsConfig {
     }
 }
 
-/// The URLs with any `user:password@` replaced by `***@`.
+/// The URLs to print: as given, or a placeholder when they hold an `@`
+/// (credentials, which may themselves hold `/`, `,` or `:`).
 pub(crate) fn redacted(urls: &str) -> String {
-    urls.split(',')
-        .map(|url| {
-            let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
-            let host_end = rest.find('/').unwrap_or(rest.len());
-            match rest[..host_end].rfind('@') {
-                Some(at) if scheme.is_empty() => format!("***@{}", &rest[at + 1..]),
-                Some(at) => format!("{scheme}://***@{}", &rest[at + 1..]),
-                None => url.to_owned(),
-            }
-        })
-        .collect::<Vec<_>>()
-        .join(",")
+    if urls.contains('@') {
+        "(a URL with credentials, not shown)".to_owned()
+    } else {
+        urls.to_owned()
+    }
 }
 
 impl NatsConfig {
@@ -182,11 +176,11 @@ impl NatsConfig {
     /// [`Error::Config`] for a prefix that is not plain subject tokens, or
     /// a URL with credentials in it.
     pub fn validate(&self) -> Result<(), Error> {
-        if redacted(&self.url) != self.url {
-            return Err(Error::Config(format!(
-                "the NATS URL '{}' carries credentials; give them apart (a creds file, a user and a password file) so that they are never printed",
-                redacted(&self.url)
-            )));
+        if self.url.contains('@') {
+            return Err(Error::Config(
+                "the NATS URL carries credentials (user:password@); give them apart (a creds file, a user and a password file) so that they are never printed"
+                    .to_owned(),
+            ));
         }
         if !is_subject(&self.prefix) {
             return Err(Error::Config(format!(
@@ -289,11 +283,17 @@ mod tests {
 
     #[test]
     fn credentials_in_a_url_are_refused_and_never_shown() {
-        assert_eq!(redacted("nats://a:4222"), "nats://a:4222");
-        assert_eq!(redacted("nats://u:pw@a:4222"), "nats://***@a:4222");
-        assert_eq!(redacted("tls://tok@a,nats://b"), "tls://***@a,nats://b");
-        assert_eq!(redacted("u:pw@a:4222"), "***@a:4222");
-        assert_eq!(redacted("nats://a/x@y"), "nats://a/x@y");
+        assert_eq!(
+            redacted("nats://a:4222,tls://b:4222"),
+            "nats://a:4222,tls://b:4222"
+        );
+        for secret in [
+            "nats://u:hunter2@a:4222",
+            "nats://u:hun/ter2@a",
+            "nats://u:hun,ter2@a",
+        ] {
+            assert!(!redacted(secret).contains("hunter2") && !redacted(secret).contains("ter2"));
+        }
         let config = NatsConfig::new("nats://user:hunter2@a:4222");
         let err = config.validate().unwrap_err().to_string();
         assert!(
