@@ -377,16 +377,9 @@ fn caller(request: &Request) -> Caller {
 /// once the server is known to take work.
 async fn take(server: &Server, request: Request) -> Result<(Caller, Bytes), ApiError> {
     let caller = caller(&request);
-    if server.is_draining() {
-        // The service says so too; checked here so that a body is not read
-        // for nothing.
-        return Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "draining",
-            "the server is stopping and takes no new work; send the request to another instance",
-        )
-        .retry_after(Duration::from_secs(1)));
-    }
+    // The service checks too; checked here so that a body is not read for
+    // nothing.
+    server.check_open()?;
     let (parts, body) = request.into_parts();
     let bytes = read_body(server, body, &parts.headers).await?;
     Ok((caller, bytes))

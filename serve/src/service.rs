@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tracing::Instrument;
 
-use crate::admission::Admission;
+use crate::admission::{Admission, Turn};
 use crate::api::{self, EvalBody, LimitsBody, OpenBody, SessionEvalBody};
 use crate::config::ServeConfig;
 use crate::error::{ApiError, Error};
@@ -220,7 +220,11 @@ impl Server {
         self.inner.running.stop_all()
     }
 
-    fn check_open(&self) -> Result<(), ApiError> {
+    /// Refuses new work while the server drains.
+    ///
+    /// # Errors
+    /// `draining` (503).
+    pub(crate) fn check_open(&self) -> Result<(), ApiError> {
         if self.is_draining() {
             return Err(ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -257,6 +261,25 @@ impl Server {
                 )
                 .retry_after(wait)
             })
+    }
+
+    /// Admits an eval under `limits`: its tenant's quota, then a turn to
+    /// run. Returns the quota's reservation (started), the turn, and when
+    /// the eval starts.
+    ///
+    /// # Cancel safety
+    /// Dropping the future gives the reservation back and leaves the queue.
+    async fn admit(
+        &self,
+        caller: &Caller,
+        limits: &Limits,
+    ) -> Result<(Option<Reserved<'_>>, Turn, Instant), ApiError> {
+        let mut reserved = self.admit_tenant(caller, limits)?;
+        let turn = self.inner.admission.enter().await?;
+        if let Some(reserved) = &mut reserved {
+            reserved.start();
+        }
+        Ok((reserved, turn, Instant::now()))
     }
 
     /// The sandbox for a request's limits: the server's, or the same under
@@ -342,12 +365,7 @@ impl Server {
         let max_code = self.inner.config.max_code_bytes;
         let script = api::script(body.code, body.inputs, body.chunk_name, max_code)?;
         let sandbox = self.sandbox(body.limits)?;
-        let mut reserved = self.admit_tenant(caller, sandbox.limits())?;
-        let _turn = self.inner.admission.enter().await?;
-        if let Some(reserved) = &mut reserved {
-            reserved.start();
-        }
-        let started = Instant::now();
+        let (reserved, _turn, started) = self.admit(caller, sandbox.limits()).await?;
         let outcome = match sandbox.session(()).await {
             Ok(mut session) => self.run(&mut session, script).await,
             Err(e) => match e.eval_error() {
@@ -460,12 +478,7 @@ impl Server {
         if !self.inner.sessions.is_open(id, &slot) {
             return Err(self.inner.sessions.unknown(id));
         }
-        let mut reserved = self.admit_tenant(caller, &slot.limits)?;
-        let _turn = self.inner.admission.enter().await?;
-        if let Some(reserved) = &mut reserved {
-            reserved.start();
-        }
-        let started = Instant::now();
+        let (reserved, _turn, started) = self.admit(caller, &slot.limits).await?;
         let outcome = self.run(&mut session, script).await;
         self.inner.sessions.touch(id);
         drop(session);

@@ -84,16 +84,7 @@ impl Running {
         &self,
         request: reqwest::RequestBuilder,
     ) -> (StatusCode, reqwest::header::HeaderMap, Value) {
-        let response = request.send().await.expect("the server answers");
-        let status = response.status();
-        let headers = response.headers().clone();
-        let text = response.text().await.expect("a body");
-        let body = if text.is_empty() {
-            Value::Null
-        } else {
-            serde_json::from_str(&text).unwrap_or(Value::String(text))
-        };
-        (status, headers, body)
+        answer(request).await
     }
 
     async fn eval(&self, body: Value) -> (StatusCode, Value) {
@@ -122,6 +113,42 @@ impl Running {
             .unwrap()
             .expect("the server stops cleanly");
     }
+}
+
+/// Sends `POST /v1/eval` with `body` on a task of its own: the status and
+/// the answer's JSON.
+fn spawn_eval(server: &Running, body: Value) -> JoinHandle<(StatusCode, Value)> {
+    spawn_send(
+        server
+            .client
+            .post(server.url("/v1/eval"))
+            .body(body.to_string()),
+    )
+}
+
+/// Sends `request` on a task of its own: the status and the answer's JSON.
+fn spawn_send(request: reqwest::RequestBuilder) -> JoinHandle<(StatusCode, Value)> {
+    tokio::spawn(async move {
+        let (status, _, body) = answer(request).await;
+        (status, body)
+    })
+}
+
+/// Sends `request`: the status, the headers and the answer's JSON (`null`
+/// for an empty body, a string for one that is not JSON).
+async fn answer(
+    request: reqwest::RequestBuilder,
+) -> (StatusCode, reqwest::header::HeaderMap, Value) {
+    let response = request.send().await.expect("the server answers");
+    let status = response.status();
+    let headers = response.headers().clone();
+    let text = response.text().await.expect("a body");
+    let body = if text.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&text).unwrap_or(Value::String(text))
+    };
+    (status, headers, body)
 }
 
 /// The error kind of a refusal.
@@ -286,28 +313,19 @@ async fn sessions_keep_state_until_closed_and_refuse_a_second_eval_at_once() {
     assert_eq!(body["values"], json!([42]));
 
     // One eval at a time: the second, sent while the first sleeps, is 409.
-    let slow = {
-        let client = server.client.clone();
-        let url = server.url(&path);
-        tokio::spawn(async move {
-            client
-                .post(url)
-                .body(json!({"code": "sleep(500) return 'done'"}).to_string())
-                .send()
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap()
-        })
-    };
+    let slow = spawn_send(
+        server
+            .client
+            .post(server.url(&path))
+            .body(json!({"code": "sleep(500) return 'done'"}).to_string()),
+    );
     tokio::time::sleep(Duration::from_millis(150)).await;
     let (status, _, body) = server.post(&path, json!({"code": "return 1"})).await;
     assert_eq!(
         (status, kind(&body)),
         (StatusCode::CONFLICT, "session_busy")
     );
-    let slow: Value = serde_json::from_str(&slow.await.unwrap()).unwrap();
+    let (_, slow) = slow.await.unwrap();
     assert_eq!(slow["values"], json!(["done"]));
 
     // A session's limits are fixed when it opens.
@@ -401,21 +419,7 @@ async fn the_session_cap_and_idle_ttl_hold() {
 #[tokio::test]
 async fn past_the_running_and_queued_bounds_requests_get_429_at_once() {
     let server = start(local().max_running(1).max_queued(1)).await;
-    let spawn_slow = || {
-        let client = server.client.clone();
-        let url = server.url("/v1/eval");
-        tokio::spawn(async move {
-            let response = client
-                .post(url)
-                .body(json!({"code": "sleep(600) return 'slow'"}).to_string())
-                .send()
-                .await
-                .unwrap();
-            let status = response.status();
-            let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
-            (status, body)
-        })
-    };
+    let spawn_slow = || spawn_eval(&server, json!({"code": "sleep(600) return 'slow'"}));
     let running = spawn_slow();
     tokio::time::sleep(Duration::from_millis(100)).await;
     let queued = spawn_slow();
@@ -583,19 +587,10 @@ async fn a_drain_finishes_evals_in_flight_and_takes_no_new_work() {
     let server = start(local()).await;
     let (status, _, _) = server.send(server.client.get(server.url("/readyz"))).await;
     assert_eq!(status, StatusCode::OK);
-    let in_flight = {
-        let client = server.client.clone();
-        let url = server.url("/v1/eval");
-        tokio::spawn(async move {
-            let response = client
-                .post(url)
-                .body(json!({"code": "print('working') sleep(400) return 'finished'"}).to_string())
-                .send()
-                .await
-                .unwrap();
-            (response.status(), response.text().await.unwrap())
-        })
-    };
+    let in_flight = spawn_eval(
+        &server,
+        json!({"code": "print('working') sleep(400) return 'finished'"}),
+    );
     tokio::time::sleep(Duration::from_millis(100)).await;
     let addr = server.addr;
     let stopped = tokio::spawn(server.stop());
@@ -610,9 +605,8 @@ async fn a_drain_finishes_evals_in_flight_and_takes_no_new_work() {
         refused.is_err(),
         "a new connection during the drain is refused"
     );
-    let (status, text) = in_flight.await.unwrap();
+    let (status, body) = in_flight.await.unwrap();
     assert_eq!(status, StatusCode::OK);
-    let body: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(body["values"], json!(["finished"]));
     assert_eq!(body["output"], "working\n");
     stopped.await.unwrap();
@@ -629,19 +623,7 @@ async fn past_the_drain_timeout_evals_are_cancelled_with_their_output() {
         local().drain_timeout(Duration::from_millis(300)),
     )
     .await;
-    let in_flight = {
-        let client = server.client.clone();
-        let url = server.url("/v1/eval");
-        tokio::spawn(async move {
-            let response = client
-                .post(url)
-                .body(json!({"code": "print('started') sleep(30000)"}).to_string())
-                .send()
-                .await
-                .unwrap();
-            (response.status(), response.text().await.unwrap())
-        })
-    };
+    let in_flight = spawn_eval(&server, json!({"code": "print('started') sleep(30000)"}));
     tokio::time::sleep(Duration::from_millis(150)).await;
     let began = Instant::now();
     server.stop().await;
@@ -650,9 +632,8 @@ async fn past_the_drain_timeout_evals_are_cancelled_with_their_output() {
         "{:?}",
         began.elapsed()
     );
-    let (status, text) = in_flight.await.unwrap();
+    let (status, body) = in_flight.await.unwrap();
     assert_eq!(status, StatusCode::OK);
-    let body: Value = serde_json::from_str(&text).unwrap();
     assert_eq!(body["error"]["kind"], "cancelled");
     assert_eq!(body["output"], "started\n");
 }
@@ -692,21 +673,7 @@ async fn past_the_drain_timeout_queued_requests_are_refused_not_started() {
             .drain_timeout(Duration::from_millis(300)),
     )
     .await;
-    let send = |code: &'static str| {
-        let client = server.client.clone();
-        let url = server.url("/v1/eval");
-        tokio::spawn(async move {
-            let response = client
-                .post(url)
-                .body(json!({ "code": code }).to_string())
-                .send()
-                .await
-                .unwrap();
-            let status = response.status();
-            let body: Value = serde_json::from_str(&response.text().await.unwrap()).unwrap();
-            (status, body)
-        })
-    };
+    let send = |code: &'static str| spawn_eval(&server, json!({ "code": code }));
     let running = send("print('first') sleep(30000)");
     tokio::time::sleep(Duration::from_millis(150)).await;
     let queued = send("print('second') return 2");
@@ -758,20 +725,13 @@ async fn evals_started_together_cannot_overdraw_a_quota() {
     // tiny has 200 ms of wall time a minute; the first eval takes its worst
     // case (the 5 s timeout) at admission, so the second is refused at once
     // even though the first has not finished.
-    let slow = {
-        let client = server.client.clone();
-        let url = server.url("/v1/eval");
-        tokio::spawn(async move {
-            client
-                .post(url)
-                .bearer_auth("tiny-key-0123456789")
-                .body(json!({"code": "sleep(300) return 1"}).to_string())
-                .send()
-                .await
-                .unwrap()
-                .status()
-        })
-    };
+    let slow = spawn_send(
+        server
+            .client
+            .post(server.url("/v1/eval"))
+            .bearer_auth("tiny-key-0123456789")
+            .body(json!({"code": "sleep(300) return 1"}).to_string()),
+    );
     tokio::time::sleep(Duration::from_millis(100)).await;
     let (status, _, body) = server
         .send(
@@ -786,6 +746,6 @@ async fn evals_started_together_cannot_overdraw_a_quota() {
         (status, kind(&body)),
         (StatusCode::TOO_MANY_REQUESTS, "quota_exceeded")
     );
-    assert_eq!(slow.await.unwrap(), StatusCode::OK);
+    assert_eq!(slow.await.unwrap().0, StatusCode::OK);
     server.stop().await;
 }
