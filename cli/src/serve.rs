@@ -63,7 +63,7 @@ pub(crate) struct ServeArgs {
 }
 
 /// Instances the pooling allocator holds at once.
-const POOL_SLOTS: usize = 1000;
+const POOL_SLOTS: usize = moonbox::Engine::POOL_INSTANCES as usize;
 
 #[derive(Args)]
 #[group(id = "nats_auth", multiple = false)]

@@ -110,6 +110,7 @@ struct Worker {
     id: String,
     http: String,
     log: Arc<Mutex<String>>,
+    reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Worker {
@@ -145,7 +146,7 @@ impl Worker {
         }
         // Keep reading, so that the pipe never fills.
         let sink = log.clone();
-        std::thread::spawn(move || {
+        let reader = std::thread::spawn(move || {
             let mut line = String::new();
             while stderr.read_line(&mut line).unwrap_or(0) > 0 {
                 sink.lock().unwrap().push_str(&line);
@@ -157,6 +158,28 @@ impl Worker {
             id: id.unwrap(),
             http: http.unwrap(),
             log,
+            reader: Some(reader),
+        }
+    }
+
+    /// Waits until the worker runs an eval.
+    async fn wait_running(&self) {
+        let began = Instant::now();
+        loop {
+            let text = reqwest::get(format!("http://{}/metrics", self.http))
+                .await
+                .unwrap()
+                .text()
+                .await
+                .unwrap();
+            if text.lines().any(|l| l == "moonbox_evals_running 1") {
+                return;
+            }
+            assert!(
+                began.elapsed() < Duration::from_secs(10),
+                "the eval never started"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
         }
     }
 
@@ -185,7 +208,9 @@ impl Worker {
     fn wait(mut self) -> (Option<i32>, String) {
         let status = self.child.wait().unwrap();
         // The reader thread ends with the pipe.
-        std::thread::sleep(Duration::from_millis(100));
+        if let Some(reader) = self.reader.take() {
+            reader.join().unwrap();
+        }
         let log = self.log.lock().unwrap().clone();
         (status.code(), log)
     }
@@ -320,7 +345,7 @@ async fn three_workers_share_the_load_keep_sessions_pinned_and_survive_a_loss() 
             .eval("local t = 0 for i = 1, 1e10 do t = t + 1 end return t")
             .await
     });
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    victim.wait_running().await;
     victim.signal("-KILL");
     let lost = in_flight.await.unwrap().unwrap_err();
     assert!(matches!(lost, RemoteError::Timeout(_)), "{lost}");
@@ -360,7 +385,7 @@ async fn a_worker_drains_on_sigterm_then_its_sessions_are_lost() {
             .await;
         (report, session)
     });
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    worker.wait_running().await;
     worker.signal("-TERM");
     let (report, mut session) = in_flight.await.unwrap();
     let report = report.expect("the eval in flight finishes during the drain");
@@ -482,7 +507,7 @@ async fn past_its_drain_timeout_a_worker_cancels_its_evals_and_exits_0() {
             .eval("print('started') local t = 0 for i = 1, 1e11 do t = t + 1 end return t")
             .await
     });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    worker.wait_running().await;
     let began = Instant::now();
     worker.signal("-TERM");
     let report = in_flight

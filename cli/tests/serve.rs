@@ -104,7 +104,26 @@ async fn sigterm_drains_the_eval_in_flight_then_exits_0() {
             (response.status(), response.text().await.unwrap())
         }
     });
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // SIGTERM once the eval runs.
+    let metrics = format!("http://{addr}/metrics");
+    let began = std::time::Instant::now();
+    while !client
+        .get(&metrics)
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap()
+        .lines()
+        .any(|l| l == "moonbox_evals_running 1")
+    {
+        assert!(
+            began.elapsed() < Duration::from_secs(10),
+            "the eval never started"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
     let pid = child.id().to_string();
     let killed = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
     assert!(killed.success());

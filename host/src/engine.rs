@@ -127,6 +127,10 @@ impl Engine {
         self.inner.fuel
     }
 
+    /// Instances (sessions, and fresh evals while they run) an engine with
+    /// the pooling allocator holds at once; past it, starting one fails.
+    pub const POOL_INSTANCES: u32 = 1000;
+
     /// Whether this engine uses the pooling instance allocator.
     pub fn is_pooling(&self) -> bool {
         self.inner.pooling
@@ -196,7 +200,7 @@ impl EngineBuilder {
     /// Uses wasmtime's pooling instance allocator, which reserves instance
     /// slots up front instead of mapping memory per instance. It makes fresh
     /// evals faster (see BENCHMARKS.md) but caps how many instances can be
-    /// live at once at wasmtime's pool size (1,000); past it, starting a
+    /// live at once at [`Engine::POOL_INSTANCES`] (1,000); past it, starting a
     /// session fails. Default: off.
     pub fn pooling_allocator(mut self, enabled: bool) -> Self {
         self.pooling = enabled;
@@ -284,12 +288,28 @@ pub(crate) const LINEAR_MEMORY_KEEP_RESIDENT: usize = 2 << 20;
 /// The same for each pooled table (the guest's function tables).
 pub(crate) const TABLE_KEEP_RESIDENT: usize = 64 << 10;
 
+/// Core instances (and, at most, tables) one guest instance uses: the
+/// component's core modules and their glue.
+const CORE_INSTANCES_PER_GUEST: u32 = 4;
+
+/// Linear memories one guest instance uses (the component defines two).
+const MEMORIES_PER_GUEST: u32 = 2;
+
 /// The pooling allocator's settings, chosen by measurement (BENCHMARKS.md:
 /// "Instance memory"): slots keep their pages resident and are reset to
 /// the snapshot's contents page by page.
 pub(crate) fn pooling_config() -> PoolingAllocationConfig {
     let mut pool = PoolingAllocationConfig::default();
-    pool.linear_memory_keep_resident(LINEAR_MEMORY_KEEP_RESIDENT)
+    // The guest component instantiates several core modules, tables and
+    // memories;
+    // room for each of Engine::POOL_INSTANCES components at once (wasmtime's
+    // defaults count 1,000 of each kind, which a third as many components
+    // would use up).
+    pool.total_component_instances(Engine::POOL_INSTANCES)
+        .total_core_instances(Engine::POOL_INSTANCES * CORE_INSTANCES_PER_GUEST)
+        .total_tables(Engine::POOL_INSTANCES * CORE_INSTANCES_PER_GUEST)
+        .total_memories(Engine::POOL_INSTANCES * MEMORIES_PER_GUEST)
+        .linear_memory_keep_resident(LINEAR_MEMORY_KEEP_RESIDENT)
         .table_keep_resident(TABLE_KEEP_RESIDENT)
         .pagemap_scan(wasmtime::Enabled::Auto);
     pool

@@ -18,7 +18,12 @@ struct Running {
     stop: Option<oneshot::Sender<()>>,
     task: JoinHandle<Result<(), moonbox_serve::Error>>,
     client: reqwest::Client,
+    /// The key `/metrics` is read with, on a server with keys.
+    key: Option<&'static str>,
 }
+
+/// The key of the tenant `acme` in [`keys`].
+const ACME_KEY: &str = "acme-key-0123456789";
 
 /// A sandbox with `sleep(ms)`, a capability that waits, so that an eval
 /// can be made to take a known wall time without burning CPU.
@@ -43,6 +48,7 @@ async fn start(config: ServeConfig) -> Running {
 }
 
 async fn start_with(sandbox: Sandbox, config: ServeConfig) -> Running {
+    let key = config.keys.is_some().then_some(ACME_KEY);
     let bound = Server::new(sandbox, config)
         .expect("the config is valid")
         .bind()
@@ -58,6 +64,7 @@ async fn start_with(sandbox: Sandbox, config: ServeConfig) -> Running {
         stop: Some(tx),
         task,
         client: reqwest::Client::new(),
+        key,
     }
 }
 
@@ -93,14 +100,29 @@ impl Running {
     }
 
     async fn metrics(&self) -> String {
-        self.client
-            .get(self.url("/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
+        let request = self.client.get(self.url("/metrics"));
+        let request = match self.key {
+            Some(key) => request.bearer_auth(key),
+            None => request,
+        };
+        request.send().await.unwrap().text().await.unwrap()
+    }
+
+    /// Waits until the metrics hold `line` (a gauge reaching a value), so
+    /// that a test goes on once the server is in the state it needs.
+    async fn wait_for(&self, line: &str) {
+        let began = Instant::now();
+        loop {
+            let metrics = self.metrics().await;
+            if metrics.lines().any(|l| l == line) {
+                return;
+            }
+            assert!(
+                began.elapsed() < Duration::from_secs(10),
+                "the metrics never showed {line}:\n{metrics}"
+            );
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
     }
 
     async fn stop(mut self) {
@@ -319,7 +341,7 @@ async fn sessions_keep_state_until_closed_and_refuse_a_second_eval_at_once() {
             .post(server.url(&path))
             .body(json!({"code": "sleep(500) return 'done'"}).to_string()),
     );
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    server.wait_for("moonbox_evals_running 1").await;
     let (status, _, body) = server.post(&path, json!({"code": "return 1"})).await;
     assert_eq!(
         (status, kind(&body)),
@@ -379,12 +401,7 @@ async fn a_session_opens_with_its_own_limits() {
 
 #[tokio::test]
 async fn the_session_cap_and_idle_ttl_hold() {
-    let server = start(
-        local()
-            .max_sessions(2)
-            .session_ttl(Duration::from_millis(300)),
-    )
-    .await;
+    let server = start(local().max_sessions(2).session_ttl(Duration::from_secs(1))).await;
     let mut ids = Vec::new();
     for _ in 0..2 {
         let (status, _, body) = server.post("/v1/sessions", Value::Null).await;
@@ -400,7 +417,7 @@ async fn the_session_cap_and_idle_ttl_hold() {
     assert!(server.metrics().await.contains("moonbox_sessions_live 2"));
 
     // Idle past the TTL: closed, and their places are free again.
-    tokio::time::sleep(Duration::from_millis(700)).await;
+    tokio::time::sleep(Duration::from_millis(1600)).await;
     let (status, _, body) = server
         .post(
             &format!("/v1/sessions/{}/eval", ids[0]),
@@ -421,9 +438,9 @@ async fn past_the_running_and_queued_bounds_requests_get_429_at_once() {
     let server = start(local().max_running(1).max_queued(1)).await;
     let spawn_slow = || spawn_eval(&server, json!({"code": "sleep(600) return 'slow'"}));
     let running = spawn_slow();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    server.wait_for("moonbox_evals_running 1").await;
     let queued = spawn_slow();
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    server.wait_for("moonbox_queue_depth 1").await;
     let metrics = server.metrics().await;
     assert!(metrics.contains("moonbox_queue_depth 1"), "{metrics}");
     assert!(metrics.contains("moonbox_evals_running 1"), "{metrics}");
@@ -451,7 +468,7 @@ async fn past_the_running_and_queued_bounds_requests_get_429_at_once() {
 
 fn keys() -> Keys {
     let text = json!({"tenants": [
-        {"name": "acme", "key_sha256": Keys::digest_hex("acme-key-0123456789")},
+        {"name": "acme", "key_sha256": Keys::digest_hex(ACME_KEY)},
         {"name": "tiny", "key_sha256": Keys::digest_hex("tiny-key-0123456789"),
          "wall_ms_per_minute": 200},
     ]});
@@ -591,20 +608,27 @@ async fn a_drain_finishes_evals_in_flight_and_takes_no_new_work() {
         &server,
         json!({"code": "print('working') sleep(400) return 'finished'"}),
     );
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    server.wait_for("moonbox_evals_running 1").await;
     let addr = server.addr;
     let stopped = tokio::spawn(server.stop());
-    tokio::time::sleep(Duration::from_millis(100)).await;
-    // No new connections while it drains.
-    let refused = reqwest::Client::new()
-        .post(format!("http://{addr}/v1/eval"))
-        .body(json!({"code": "return 1"}).to_string())
-        .send()
-        .await;
-    assert!(
-        refused.is_err(),
-        "a new connection during the drain is refused"
-    );
+    // Once the drain begins, a new connection is refused (until then one
+    // may still be served).
+    let began = Instant::now();
+    loop {
+        let attempt = reqwest::Client::new()
+            .post(format!("http://{addr}/v1/eval"))
+            .body(json!({"code": "return 1"}).to_string())
+            .send()
+            .await;
+        if attempt.is_err() {
+            break;
+        }
+        assert!(
+            began.elapsed() < Duration::from_secs(10),
+            "new connections are still taken"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
     let (status, body) = in_flight.await.unwrap();
     assert_eq!(status, StatusCode::OK);
     assert_eq!(body["values"], json!(["finished"]));
@@ -624,7 +648,7 @@ async fn past_the_drain_timeout_evals_are_cancelled_with_their_output() {
     )
     .await;
     let in_flight = spawn_eval(&server, json!({"code": "print('started') sleep(30000)"}));
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    server.wait_for("moonbox_evals_running 1").await;
     let began = Instant::now();
     server.stop().await;
     assert!(
@@ -675,9 +699,9 @@ async fn past_the_drain_timeout_queued_requests_are_refused_not_started() {
     .await;
     let send = |code: &'static str| spawn_eval(&server, json!({ "code": code }));
     let running = send("print('first') sleep(30000)");
-    tokio::time::sleep(Duration::from_millis(150)).await;
+    server.wait_for("moonbox_evals_running 1").await;
     let queued = send("print('second') return 2");
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    server.wait_for("moonbox_queue_depth 1").await;
     server.stop().await;
     let (status, body) = running.await.unwrap();
     assert_eq!(status, StatusCode::OK);
@@ -732,7 +756,7 @@ async fn evals_started_together_cannot_overdraw_a_quota() {
             .bearer_auth("tiny-key-0123456789")
             .body(json!({"code": "sleep(300) return 1"}).to_string()),
     );
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    server.wait_for("moonbox_evals_running 1").await;
     let (status, _, body) = server
         .send(
             server

@@ -208,3 +208,31 @@ fn limits_read_their_old_names_and_refuse_both() {
     let both = serde_json::from_str::<Limits>(r#"{"memory": 1, "max_memory_bytes": 2}"#);
     assert!(both.unwrap_err().to_string().contains("duplicate field"));
 }
+
+#[tokio::test]
+async fn a_pooling_engine_holds_its_documented_instances_and_refuses_past_them() {
+    let pooled = Engine::builder().pooling_allocator(true).build().unwrap();
+    let sandbox = Sandbox::builder()
+        .engine(&pooled)
+        .build_async()
+        .await
+        .unwrap();
+    let most = usize::try_from(Engine::POOL_INSTANCES).unwrap();
+    let mut sessions = Vec::with_capacity(most);
+    for i in 0..most {
+        match sandbox.session(()).await {
+            Ok(session) => sessions.push(session),
+            Err(e) => panic!("session {i} of {most} did not start: {e}"),
+        }
+    }
+    let past = sandbox.session(()).await.unwrap_err();
+    let why = past
+        .eval_error()
+        .map(|e| e.message.clone())
+        .unwrap_or_default();
+    assert!(why.contains("concurrent limit"), "{past}: {why}");
+    // A slot comes back when a session is dropped.
+    sessions.pop();
+    let mut again = sandbox.session(()).await.unwrap();
+    assert_eq!(again.eval("return 1").await.unwrap().values, [json!(1)]);
+}

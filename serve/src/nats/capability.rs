@@ -78,7 +78,13 @@ async fn call(
     }
     let payload = serde_json::to_vec(&args)
         .map_err(|e| CapabilityError::new(format!("cannot send the arguments: {e}")))?;
-    let request = client.request(subject.clone(), payload.into());
+    // The call's own timeout, whatever the client's default.
+    let request = client.send_request(
+        subject.clone(),
+        async_nats::Request::new()
+            .payload(payload.into())
+            .timeout(Some(timeout)),
+    );
     let reply = match tokio::time::timeout(timeout, request).await {
         Err(_) => {
             return Err(CapabilityError::new(format!(

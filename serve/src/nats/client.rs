@@ -190,7 +190,13 @@ impl RemoteSandbox {
         body: Vec<u8>,
         session: Option<&str>,
     ) -> Result<Value, RemoteError> {
-        let request = self.client.request(subject.to_owned(), body.into());
+        // This client's timeout, whatever the NATS client's default.
+        let request = self.client.send_request(
+            subject.to_owned(),
+            async_nats::Request::new()
+                .payload(body.into())
+                .timeout(Some(self.timeout)),
+        );
         let reply = match tokio::time::timeout(self.timeout, request).await {
             Err(_) => return Err(RemoteError::Timeout(self.timeout)),
             Ok(Err(e)) if e.kind() == RequestErrorKind::NoResponders => {
