@@ -162,19 +162,25 @@ impl Worker {
         }
     }
 
+    /// The worker's Prometheus text.
+    async fn metrics(&self) -> String {
+        reqwest::get(format!("http://{}/metrics", self.http))
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    }
+
     /// Waits until the worker runs an eval.
     async fn wait_running(&self) {
         let began = Instant::now();
-        loop {
-            let text = reqwest::get(format!("http://{}/metrics", self.http))
-                .await
-                .unwrap()
-                .text()
-                .await
-                .unwrap();
-            if text.lines().any(|l| l == "moonbox_evals_running 1") {
-                return;
-            }
+        while !self
+            .metrics()
+            .await
+            .lines()
+            .any(|l| l == "moonbox_evals_running 1")
+        {
             assert!(
                 began.elapsed() < Duration::from_secs(10),
                 "the eval never started"
@@ -185,13 +191,9 @@ impl Worker {
 
     /// Evals this worker finished, from its metrics.
     async fn evals(&self) -> u64 {
-        let text = reqwest::get(format!("http://{}/metrics", self.http))
+        self.metrics()
             .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap();
-        text.lines()
+            .lines()
             .filter(|l| l.starts_with("moonbox_evals_total{"))
             .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
             .sum()
