@@ -1,0 +1,7 @@
+"""``python -m moonbox run [flags] FILE|-``."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

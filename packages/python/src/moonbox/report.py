@@ -1,0 +1,137 @@
+"""What an eval gives back: the same report as the Rust crate's
+``moonbox::Report`` and ``moonbox run --json``."""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+from .errors import LIMIT_KINDS
+from .values import Json, to_json_text
+
+#: The report format's version, as the Rust crate writes it.
+REPORT_VERSION = 1
+
+
+@dataclass(frozen=True)
+class LuaError:
+    """Why an eval failed. ``kind`` is one of :data:`moonbox.ERROR_KINDS`."""
+
+    kind: str
+    message: str
+    chunk: str
+    line: int | None = None
+    traceback: str | None = None
+
+    @property
+    def summary(self) -> str:
+        """The one line to read first: ``error[KIND]: MESSAGE``."""
+        return f"error[{self.kind}]: {self.message}"
+
+    @property
+    def is_limit(self) -> bool:
+        """Whether a limit stopped the script."""
+        return self.kind in LIMIT_KINDS
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "chunk": self.chunk,
+            "kind": self.kind,
+            "line": self.line,
+            "message": self.message,
+            "summary": self.summary,
+            "traceback": self.traceback,
+        }
+
+
+@dataclass(frozen=True)
+class LogEvent:
+    """One ``log(level, message, fields)`` event of the script."""
+
+    level: str
+    message: str
+    fields: dict[str, Json]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"fields": self.fields, "level": self.level, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Stats:
+    """What an eval cost. ``instructions`` and ``peak_memory_bytes`` are the
+    guest's own counts, ``None`` when the outer wall stopped it."""
+
+    instructions: int | None = None
+    peak_memory_bytes: int | None = None
+    capability_calls: int = 0
+    output_bytes: int = 0
+    fuel_used: int | None = None
+    wall_time_us: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "calls_unrecorded": 0,
+            "capability_calls": self.capability_calls,
+            "fuel_used": self.fuel_used,
+            "instructions": self.instructions,
+            "output_bytes": self.output_bytes,
+            "peak_memory_bytes": self.peak_memory_bytes,
+            "wall_time_us": self.wall_time_us,
+        }
+
+
+@dataclass(frozen=True)
+class Report:
+    """The outcome of one eval: its values or its error, and in both cases
+    what the script wrote and what it cost.
+
+    A script's failure (a Lua error, a limit, the deadline) is a report with
+    ``ok`` false, never an exception, so that the output written before it is
+    never lost.
+    """
+
+    ok: bool
+    #: The chunk's return values (empty on failure).
+    values: list[Json] = field(default_factory=list)
+    #: The exact bytes the script wrote.
+    output_bytes: bytes = b""
+    error: LuaError | None = None
+    #: The status of an allowed ``os.exit(n)``, else ``None``.
+    exit_code: int | None = None
+    logs: list[LogEvent] = field(default_factory=list)
+    stats: Stats = field(default_factory=Stats)
+
+    @property
+    def output(self) -> str:
+        """What the script wrote as text, each invalid UTF-8 sequence
+        replaced by U+FFFD."""
+        return self.output_bytes.decode("utf-8", errors="replace")
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as ``moonbox run --json`` prints it."""
+        report: dict[str, Any] = {
+            "error": None if self.error is None else self.error.to_dict(),
+            "exit_code": self.exit_code,
+            "logs": [event.to_dict() for event in self.logs],
+            "ok": self.ok,
+            "output": self.output,
+        }
+        try:
+            self.output_bytes.decode("utf-8")
+        except UnicodeDecodeError:
+            report["output_base64"] = base64.b64encode(self.output_bytes).decode("ascii")
+        report["stats"] = self.stats.to_dict()
+        report["values"] = self.values
+        report["version"] = REPORT_VERSION
+        return report
+
+    def to_json(self) -> str:
+        """The report as one line of JSON, values exact (``1`` and ``1.0``
+        apart)."""
+        return to_json_text(self.to_dict())
+
+    def __str__(self) -> str:
+        if self.error is not None:
+            return self.error.summary
+        return to_json_text(self.values)

@@ -1,0 +1,335 @@
+"""The package's behaviour: values, capabilities, sessions, and both walls."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+
+import pytest
+
+import moonbox
+from moonbox import Capability, ConfigError, Limits, Sandbox, tool
+
+# A pattern match that backtracks inside one C call (string.find): with no
+# outer wall it runs for minutes, and the Lua instruction count does not
+# move while it does.
+BACKTRACK = 'local s = string.rep("a", 5000) return s:find(".-.-.-.-.-b")'
+
+
+def test_a_first_eval_returns_values_output_and_stats():
+    report = Sandbox().eval('print("hi") return 1, 2.0, "x", {a = {1, 2}}, nil')
+    assert report.ok
+    assert report.values == [1, 2.0, "x", {"a": [1, 2]}, None]
+    # Integers and floats stay apart.
+    assert [type(v) for v in report.values[:2]] == [int, float]
+    assert report.output == "hi\n"
+    assert report.stats.instructions > 0
+    assert report.stats.fuel_used > 0
+    assert report.stats.output_bytes == 3
+
+
+def test_the_report_json_has_the_rust_shape():
+    report = json.loads(Sandbox().eval("return 1.0, 9007199254740993").to_json())
+    assert list(report) == ["error", "exit_code", "logs", "ok", "output", "stats", "values", "version"]
+    assert report["version"] == 1
+    assert Sandbox().eval("return 1.0, 9007199254740993").to_json().endswith('"values":[1.0,9007199254740993],"version":1}')
+    assert sorted(report["stats"]) == [
+        "calls_unrecorded", "capability_calls", "fuel_used", "instructions",
+        "output_bytes", "peak_memory_bytes", "wall_time_us",
+    ]
+
+
+def test_output_that_is_not_utf8_is_kept_exactly():
+    report = Sandbox().eval(r'io.write("\255ok")')
+    assert report.output_bytes == b"\xffok"
+    assert report.output == "\ufffdok"
+    assert report.to_dict()["output_base64"] == "/29r"
+
+
+def test_inputs_become_globals():
+    report = Sandbox().eval("return n + 1, user.name", inputs={"n": 41, "user": {"name": "Ada"}})
+    assert report.values == [42, "Ada"]
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [(float("nan"), "not a JSON number"), (1 << 64, "does not fit in 64 bits"), (object(), "cannot cross into Lua")],
+)
+def test_inputs_json_cannot_hold_are_refused_by_name(value, message):
+    with pytest.raises(ConfigError, match=f"input x: .*{message}"):
+        Sandbox().eval("return x", inputs={"x": value})
+
+
+def test_errors_are_reports_with_kind_line_and_summary():
+    report = Sandbox().eval("local x = 1\nerror('boom')")
+    assert not report.ok
+    assert report.error.kind == "runtime"
+    assert report.error.line == 2
+    assert report.error.summary == "error[runtime]: main.lua:2: boom"
+    assert Sandbox().eval("return +").error.kind == "syntax"
+    assert Sandbox().eval("os.execute('ls')").error.kind == "sandboxed"
+
+
+def test_sync_and_async_capabilities():
+    async def fetch(id):
+        await asyncio.sleep(0.01)
+        return {"id": id, "n": 1.5}
+
+    sandbox = Sandbox(capabilities={"add": lambda a, b: a + b, "records.fetch": fetch})
+    report = sandbox.eval("return add(2, 3), records.fetch('x')")
+    assert report.values == [5, {"id": "x", "n": 1.5}]
+    assert report.stats.capability_calls == 2
+
+
+def test_async_capabilities_run_on_the_callers_loop():
+    seen = []
+
+    async def where():
+        seen.append(asyncio.get_running_loop())
+        return "ok"
+
+    async def main():
+        sandbox = Sandbox(capabilities={"where": where})
+        report = await sandbox.eval_async("return where()")
+        return report, asyncio.get_running_loop()
+
+    report, loop = asyncio.run(main())
+    assert report.values == ["ok"]
+    assert seen == [loop]
+
+
+def test_parallel_runs_a_batch_at_once():
+    def slow(x):
+        time.sleep(0.2)
+        return x * 2
+
+    sandbox = Sandbox(capabilities=[Capability("slow", slow, doc="doubles, slowly")])
+    started = time.monotonic()
+    report = sandbox.eval("return parallel({1, 2, 3, 4}, slow)")
+    assert report.values == [[2, 4, 6, 8]]
+    # Four calls of 0.2 s in flight together, not one after another.
+    assert time.monotonic() - started < 0.6
+
+
+def test_a_failing_capability_is_a_catchable_lua_error():
+    def broken(_id):
+        raise KeyError("no record")
+
+    sandbox = Sandbox(capabilities={"records.get": broken})
+    caught = sandbox.eval("local ok, e = pcall(records.get, 'a') return ok, e")
+    assert caught.values == [False, "records.get: 'no record'"]
+    uncaught = sandbox.eval("return records.get('a')")
+    assert uncaught.error.kind == "capability"
+    assert "no record" in uncaught.error.message
+
+
+def test_a_capability_result_json_cannot_hold_is_a_lua_error():
+    sandbox = Sandbox(capabilities={"bad": lambda: {1, 2}})
+    report = sandbox.eval("return pcall(bad)")
+    assert report.values[0] is False
+    assert "bad: its result" in report.values[1]
+
+
+def test_the_guest_checks_capability_arity_from_the_signature():
+    sandbox = Sandbox(capabilities={"one": lambda a: a})
+    report = sandbox.eval("return one(1, 2)")
+    assert report.error.kind == "capability"
+
+
+def test_a_runaway_loop_stops_at_the_deadline_with_its_output():
+    sandbox = Sandbox(limits=Limits(timeout=0.3, max_instructions=10**12))
+    started = time.monotonic()
+    report = sandbox.eval("print('before') while true do end")
+    elapsed = time.monotonic() - started
+    assert report.error.kind == "timeout"
+    assert report.error.message.startswith("the script ran longer than the 300 ms timeout")
+    assert report.output == "before\n"
+    assert report.stats.instructions is None
+    assert 0.3 <= elapsed < 2.0
+
+
+def test_backtracking_inside_one_c_call_stops_at_the_deadline():
+    sandbox = Sandbox(limits=Limits(timeout=0.3, fuel=1 << 60))
+    started = time.monotonic()
+    report = sandbox.eval("print('start') " + BACKTRACK)
+    assert report.error.kind == "timeout"
+    assert report.stats.wall_time_us >= 300_000
+    assert report.output == "start\n"
+    assert time.monotonic() - started < 2.0
+
+
+def test_fuel_stops_work_inside_one_c_call():
+    report = Sandbox(limits=Limits(fuel=50_000_000, timeout=60)).eval(BACKTRACK)
+    assert report.error.kind == "fuel_exhausted"
+    assert "raise the fuel limit" in report.error.message
+    assert report.stats.fuel_used == 50_000_000
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_slow_capability_meets_the_deadline(asynchronous):
+    release = threading.Event()
+
+    def slow_sync():
+        release.wait(10)
+        return 1
+
+    async def slow_async():
+        await asyncio.sleep(10)
+        return 1
+
+    sandbox = Sandbox(
+        limits=Limits(timeout=0.3),
+        capabilities={"slow": slow_async if asynchronous else slow_sync},
+    )
+    started = time.monotonic()
+    report = sandbox.eval("print('calling') return slow()")
+    release.set()
+    assert report.error.kind == "timeout"
+    assert report.output == "calling\n"
+    assert time.monotonic() - started < 2.0
+
+
+def test_a_slow_async_capability_meets_the_deadline_under_eval_async():
+    async def slow():
+        await asyncio.sleep(10)
+
+    async def main():
+        sandbox = Sandbox(limits=Limits(timeout=0.3), capabilities={"slow": slow})
+        return await sandbox.eval_async("return slow()")
+
+    started = time.monotonic()
+    report = asyncio.run(main())
+    assert report.error.kind == "timeout"
+    assert time.monotonic() - started < 2.0
+
+
+def test_a_session_keeps_state_and_a_timeout_poisons_only_it():
+    sandbox = Sandbox(limits=Limits(timeout=0.3, max_instructions=10**12))
+    with sandbox.session() as a, sandbox.session() as b:
+        assert a.eval("counter = 1").ok
+        assert b.eval("counter = 10").ok
+        assert a.eval("counter = counter + 1 return counter").values == [2]
+        assert a.eval("while true do end").error.kind == "timeout"
+        assert a.is_poisoned
+        poisoned = a.eval("return counter")
+        assert poisoned.error.kind == "session_poisoned"
+        assert "start a new session" in poisoned.error.message
+        assert b.eval("return counter").values == [10]
+
+
+def test_a_guest_limit_leaves_the_session_usable():
+    with Sandbox(limits=Limits(max_instructions=100_000)).session() as s:
+        assert s.eval("x = 5 while true do end").error.kind == "instruction_limit"
+        assert s.eval("return x").values == [5]
+
+
+def test_memory_past_the_heap_limit_is_a_memory_error():
+    sandbox = Sandbox(limits=Limits(max_memory_bytes=2 << 20))
+    report = sandbox.eval("local t = {} for i = 1, 1e7 do t[i] = i end")
+    assert report.error.kind == "memory_limit"
+
+
+def test_the_output_limit_keeps_what_fitted():
+    report = Sandbox(limits=Limits(max_output_bytes=10)).eval("io.write(string.rep('x', 8)) io.write('yyyy')")
+    assert report.error.kind == "output_limit"
+    assert report.output.startswith("xxxxxxxx")
+    assert len(report.output_bytes) <= 10
+
+
+def test_log_events_are_collected_apart_from_output():
+    report = Sandbox().eval("log('warn', 'disk low', {free = 12}) print('x')")
+    assert report.output == "x\n"
+    assert [(e.level, e.message, e.fields) for e in report.logs] == [("warn", "disk low", {"free": 12})]
+
+
+def test_modules_allow_and_determinism():
+    sandbox = Sandbox(
+        modules={"greet": "return {hi = function(n) return 'hi ' .. n end}"},
+        allow=["os.getenv"],
+        deterministic=moonbox.Determinism(seed=7),
+    )
+    report = sandbox.eval("return require('greet').hi('Ada'), os.time(), os.getenv('HOME')")
+    assert report.values == ["hi Ada", 1_704_067_200, None]
+    again = sandbox.eval("return math.random(1000)")
+    assert again.values == sandbox.eval("return math.random(1000)").values
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"allow": ["no.such.name"]}, "no.such.name"),
+        ({"capabilities": {"bad name!": lambda: 1}}, "bad name!"),
+        ({"capabilities": [Capability("a", lambda: 1), Capability("a", lambda: 2)]}, "offered twice"),
+        ({"modules": {"m": 5}}, "module 'm'"),
+        ({"limits": "fast"}, "moonbox.Limits"),
+    ],
+)
+def test_bad_options_are_refused_clearly(options, message):
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.").replace("!", "!")):
+        Sandbox(**options)
+
+
+@pytest.mark.parametrize(
+    "limit, value",
+    [("max_instructions", 0), ("max_memory_bytes", 1024), ("timeout", 0), ("timeout", -1.0), ("max_call_depth", True)],
+)
+def test_limits_out_of_bounds_are_refused_by_name(limit, value):
+    with pytest.raises(ConfigError, match=f"limit {limit}"):
+        Limits(**{limit: value})
+
+
+def test_code_must_be_text_or_bytes():
+    with pytest.raises(ConfigError, match="code must be str or bytes"):
+        Sandbox().eval(42)  # type: ignore[arg-type]
+
+
+def test_a_closed_session_refuses_evals():
+    session = Sandbox().session()
+    session.close()
+    session.close()
+    with pytest.raises(ConfigError, match="closed"):
+        session.eval("return 1")
+
+
+def test_tool_definitions_and_calls():
+    sandbox = Sandbox(capabilities=[Capability("records.get", lambda id: {"id": id}, doc="a record by id")])
+    for fmt in tool.FORMATS:
+        definition = tool.definition(sandbox, fmt)
+        assert "run_lua" in json.dumps(definition)
+        assert "records.get (1 args): a record by id" in json.dumps(definition)
+    strict = tool.definition(sandbox, "openai")["function"]["parameters"]
+    assert strict["required"] == ["code", "inputs"]
+    assert tool.run_lua(sandbox, '{"code": "return n * 2", "inputs": "{\\"n\\": 21}"}')["values"] == [42]
+    assert tool.run_lua(sandbox, {"code": 5})["error"]["message"] == "`code` must be a string holding the Lua chunk"
+    assert tool.run_lua(sandbox, "not json")["ok"] is False
+    assert asyncio.run(tool.run_lua_async(sandbox, {"code": "return 1"}))["values"] == [1]
+    with pytest.raises(ConfigError, match="unknown tool format"):
+        tool.definition(sandbox, "langchain")
+
+
+def test_the_linear_memory_cap_is_the_outer_wall_under_the_heap_limit():
+    # A heap limit higher than the cap on linear memory: the cap stops the
+    # script first, and the guest reports it as a memory error.
+    limits = Limits(max_memory_bytes=256 << 20, max_wasm_memory_bytes=256 << 20)
+    report = Sandbox(limits=limits).eval("local t = {} for i = 1, 1e8 do t[i] = i end")
+    assert report.error.kind == "memory_limit"
+    assert "linear memory" in report.error.message
+
+
+def test_a_reply_larger_than_the_heap_limit_never_enters_the_guest():
+    big = "x" * (2 << 20)
+    sandbox = Sandbox(limits=Limits(max_memory_bytes=1 << 20), capabilities={"big": lambda: big, "small": lambda: "ok"})
+    report = sandbox.eval("local ok, e = pcall(big) return ok, e, small()")
+    assert report.values[0] is False
+    assert "more than max_memory_bytes" in report.values[1]
+    assert report.values[2] == "ok"
+
+
+def test_a_batch_holds_at_most_the_heap_limit_of_replies():
+    part = "x" * (400 << 10)
+    sandbox = Sandbox(limits=Limits(max_memory_bytes=1 << 20), capabilities={"part": lambda _i: part})
+    report = sandbox.eval("return pcall(parallel, {1, 2, 3}, part)")
+    assert report.values[0] is False
+    assert "the batch's replies hold" in report.values[1]
