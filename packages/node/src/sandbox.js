@@ -1,0 +1,637 @@
+// The main thread's side: options, workers, the wall-clock deadline and
+// capability calls.
+
+import { MessageChannel, Worker } from 'node:worker_threads';
+import { BINDINGS_URL, coreModules, pagesFor } from './modules.js';
+import { Report } from './report.js';
+import { CTRL, CTRL_SLOTS, LEVELS } from './shared.js';
+import { fromWit, parseExact, toWit } from './values.js';
+
+const KiB = 1024;
+const MiB = 1024 * 1024;
+
+/** The default limits, the same as the Rust crate's. */
+export const DEFAULT_LIMITS = Object.freeze({
+  maxInstructions: 10_000_000,
+  maxCallDepth: 1000,
+  maxStringBytes: 16 * MiB,
+  maxMemoryBytes: 64 * MiB,
+  maxOutputBytes: 1 * MiB,
+  maxValueDepth: 64,
+  timeoutMs: 5000,
+  // Default: 2 * maxMemoryBytes + 16 MiB.
+  maxWasmMemoryBytes: undefined,
+});
+
+/** The default `resourceLimits` of each worker (see the README). */
+export const DEFAULT_RESOURCE_LIMITS = Object.freeze({
+  maxOldGenerationSizeMb: 256,
+  maxYoungGenerationSizeMb: 32,
+  codeRangeSizeMb: 64,
+  stackSizeMb: 4,
+});
+
+/** The default clock of deterministic mode: 2024-01-01T00:00:00Z. */
+export const DEFAULT_CLOCK = 1_704_067_200;
+
+const DEFAULT_CHUNK_NAME = 'main.lua';
+const MAX_OUTPUT_BUFFER = 1 << 30;
+const MAX_TIMEOUT_MS = 24 * 60 * 60 * 1000;
+const MAX_WASM_BYTES = 4 * 1024 * MiB;
+const NAME = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+const utf8 = new TextEncoder();
+const utf8Decoder = new TextDecoder();
+
+// ---------------------------------------------------------------------------
+// Options
+// ---------------------------------------------------------------------------
+
+function integerOption(value, what, min, max) {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) throw new TypeError(`${what} must be an integer, got ${value}`);
+    value = BigInt(value);
+  } else if (typeof value !== 'bigint') {
+    throw new TypeError(`${what} must be an integer (a number or a bigint), got ${typeof value}`);
+  }
+  if (value < BigInt(min) || value > BigInt(max)) {
+    throw new RangeError(`${what} must be between ${min} and ${max}, got ${value}`);
+  }
+  return value;
+}
+
+function checkKeys(object, allowed, what) {
+  for (const key of Object.keys(object)) {
+    if (!allowed.includes(key)) throw new TypeError(`${what}: unknown option \`${key}\` (expected one of ${allowed.join(', ')})`);
+  }
+}
+
+function plainObject(value, what) {
+  if (value === undefined) return {};
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new TypeError(`${what} must be an object`);
+  return value;
+}
+
+function normalizeLimits(limits) {
+  limits = plainObject(limits, 'limits');
+  checkKeys(limits, Object.keys(DEFAULT_LIMITS), 'limits');
+  const get = (key) => (limits[key] === undefined ? DEFAULT_LIMITS[key] : limits[key]);
+  // The Rust crate's bounds (moonbox::Limits::MAX_*).
+  const out = {
+    maxInstructions: integerOption(get('maxInstructions'), 'limits.maxInstructions', 1, 1_000_000_000_000),
+    maxCallDepth: Number(integerOption(get('maxCallDepth'), 'limits.maxCallDepth', 1, 1_000_000)),
+    maxStringBytes: integerOption(get('maxStringBytes'), 'limits.maxStringBytes', KiB, 1024 * MiB),
+    maxMemoryBytes: integerOption(get('maxMemoryBytes'), 'limits.maxMemoryBytes', MiB, 1024 * MiB),
+    maxOutputBytes: integerOption(get('maxOutputBytes'), 'limits.maxOutputBytes', 1, MAX_OUTPUT_BUFFER),
+    maxValueDepth: Number(integerOption(get('maxValueDepth'), 'limits.maxValueDepth', 1, 100)),
+  };
+  const timeout = get('timeoutMs');
+  if (typeof timeout !== 'number' || !Number.isFinite(timeout)) throw new TypeError('limits.timeoutMs must be a finite number of milliseconds');
+  if (timeout <= 0 || timeout > MAX_TIMEOUT_MS) throw new RangeError(`limits.timeoutMs must be above 0 and at most ${MAX_TIMEOUT_MS} (a day), got ${timeout}`);
+  out.timeoutMs = timeout;
+  const wasmDefault = out.maxMemoryBytes * 2n + 16n * BigInt(MiB);
+  const wasm = limits.maxWasmMemoryBytes === undefined ? (wasmDefault > MAX_WASM_BYTES ? BigInt(MAX_WASM_BYTES) : wasmDefault) : limits.maxWasmMemoryBytes;
+  out.maxWasmMemoryBytes = Number(integerOption(wasm, 'limits.maxWasmMemoryBytes', 4 * MiB, MAX_WASM_BYTES));
+  return out;
+}
+
+function normalizeCapabilities(capabilities) {
+  capabilities = plainObject(capabilities, 'capabilities');
+  const out = new Map();
+  for (const [name, spec] of Object.entries(capabilities)) {
+    if (!NAME.test(name)) throw new TypeError(`capabilities: ${JSON.stringify(name)} is not a dotted Lua name such as \`records.get\``);
+    let entry;
+    if (typeof spec === 'function') {
+      entry = { fn: spec, minArgs: 0, maxArgs: 16, doc: '' };
+    } else if (spec && typeof spec === 'object' && typeof spec.fn === 'function') {
+      checkKeys(spec, ['fn', 'minArgs', 'maxArgs', 'doc'], `capabilities.${name}`);
+      const minArgs = Number(integerOption(spec.minArgs ?? 0, `capabilities.${name}.minArgs`, 0, 255));
+      const maxArgs = Number(integerOption(spec.maxArgs ?? Math.max(16, minArgs), `capabilities.${name}.maxArgs`, minArgs, 255));
+      if (spec.doc !== undefined && typeof spec.doc !== 'string') throw new TypeError(`capabilities.${name}.doc must be a string`);
+      entry = { fn: spec.fn, minArgs, maxArgs, doc: spec.doc ?? '' };
+    } else {
+      throw new TypeError(`capabilities.${name} must be a function or { fn, minArgs, maxArgs, doc }`);
+    }
+    out.set(name, entry);
+  }
+  return out;
+}
+
+function normalizeModules(modules) {
+  if (modules === undefined) return [];
+  const entries = Array.isArray(modules) ? modules.map((m) => [m?.name, m?.source]) : Object.entries(plainObject(modules, 'modules'));
+  return entries.map(([name, source]) => {
+    if (typeof name !== 'string' || !NAME.test(name)) throw new TypeError(`modules: ${JSON.stringify(name)} is not a module name`);
+    if (typeof source === 'string') return { name, source: utf8.encode(source) };
+    if (source instanceof Uint8Array) return { name, source };
+    throw new TypeError(`modules.${name} must be Lua source (a string or a Uint8Array)`);
+  });
+}
+
+function normalizeDeterminism(deterministic) {
+  if (deterministic === undefined || deterministic === false) return undefined;
+  if (deterministic === true) return { clock: BigInt(DEFAULT_CLOCK), seed: 0n };
+  const d = plainObject(deterministic, 'deterministic');
+  checkKeys(d, ['clock', 'seed'], 'deterministic');
+  const S64 = 2n ** 63n;
+  return {
+    clock: integerOption(d.clock ?? DEFAULT_CLOCK, 'deterministic.clock', -S64, S64 - 1n),
+    seed: integerOption(d.seed ?? 0, 'deterministic.seed', -S64, S64 - 1n),
+  };
+}
+
+function normalizeResourceLimits(value) {
+  const r = plainObject(value, 'resourceLimits');
+  checkKeys(r, Object.keys(DEFAULT_RESOURCE_LIMITS), 'resourceLimits');
+  const out = { ...DEFAULT_RESOURCE_LIMITS };
+  for (const [key, v] of Object.entries(r)) {
+    if (typeof v !== 'number' || !(v > 0)) throw new RangeError(`resourceLimits.${key} must be a positive number`);
+    out[key] = v;
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------
+// Capability calls, on the main thread
+// ---------------------------------------------------------------------------
+
+// Runs one call; never throws: a failure is an `err` with the message the
+// Rust host gives (`NAME: message`).
+async function runCall(capabilities, name, args, maxReply) {
+  const cap = capabilities.get(name);
+  if (!cap) return { tag: 'err', val: `${name}: no such capability` };
+  try {
+    if (args.length > cap.maxArgs) throw new Error(`expected at most ${cap.maxArgs} arguments, got ${args.length}`);
+    const result = await cap.fn(...args.map(fromWit));
+    return { tag: 'ok', val: toWit(result, maxReply) };
+  } catch (e) {
+    const message = e instanceof Error ? e.message : String(e);
+    return { tag: 'err', val: `${name}: ${message}` };
+  }
+}
+
+// Runs a batch at most `limit` at a time; the replies are in request order.
+async function runBatch(capabilities, calls, limit, maxReply) {
+  const results = new Array(calls.length);
+  let next = 0;
+  const lane = async () => {
+    while (next < calls.length) {
+      const i = next++;
+      results[i] = await runCall(capabilities, calls[i].name, calls[i].args, maxReply);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, calls.length) }, lane));
+  return results;
+}
+
+// ---------------------------------------------------------------------------
+// Workers
+// ---------------------------------------------------------------------------
+
+const statsFrom = (s) => ({
+  instructions: Number(s.instructions),
+  peakMemoryBytes: Number(s.peakMemoryBytes),
+});
+
+// One worker and its shared buffers. Requests are answered in order; evals
+// are run one at a time.
+class GuestWorker {
+  #options;
+  #worker;
+  #port;
+  #pending = [];
+  #queue = Promise.resolve();
+  #ready;
+  /** Why the worker is gone, once it is. */
+  dead = null;
+  capabilityCalls = 0;
+
+  constructor(options) {
+    this.#options = options;
+    const { limits } = options;
+    const outputSize = Number(limits.maxOutputBytes);
+    this.ctrl = new Int32Array(new SharedArrayBuffer(CTRL_SLOTS * 4));
+    this.output = new SharedArrayBuffer(outputSize);
+    this.logs = new SharedArrayBuffer(outputSize);
+    const { port1, port2 } = new MessageChannel();
+    this.#port = port1;
+    port1.on('message', (calls) => this.#onCalls(calls));
+    port1.unref();
+    this.#worker = new Worker(new URL('./worker.js', import.meta.url), {
+      workerData: {
+        modules: coreModules(pagesFor(limits.maxWasmMemoryBytes)),
+        bindingsUrl: BINDINGS_URL,
+        config: options.witConfig,
+        determinism: options.witConfig.deterministic,
+        capPort: port2,
+        shared: { ctrl: this.ctrl.buffer, output: this.output, logs: this.logs },
+        maxWasmBytes: limits.maxWasmMemoryBytes,
+      },
+      transferList: [port2],
+      resourceLimits: options.resourceLimits,
+      stdout: false,
+      stderr: false,
+    });
+    this.#worker.unref();
+    let readyResolve;
+    this.#ready = new Promise((resolve) => (readyResolve = resolve));
+    this.#worker.on('message', (msg) => {
+      if (msg?.ready) return readyResolve();
+      this.#pending.shift()?.resolve(msg);
+      this.#refresh();
+    });
+    const fail = (why) => {
+      if (!this.dead) this.dead = why;
+      readyResolve();
+      for (const p of this.#pending.splice(0)) p.resolve({ gone: this.dead });
+      this.#refresh();
+      this.#port.close();
+    };
+    this.#worker.on('error', (e) => {
+      const oom = e?.code === 'ERR_WORKER_OUT_OF_MEMORY';
+      fail({
+        kind: oom ? 'memory_limit' : 'internal',
+        message: oom
+          ? 'the worker running the script ran out of JavaScript heap (its resourceLimits)'
+          : `the worker running the script failed: ${e?.message ?? e}`,
+      });
+    });
+    this.#worker.on('exit', () => fail({ kind: 'internal', message: 'the worker running the script exited' }));
+  }
+
+  #refresh() {
+    if (this.#pending.length > 0) this.#worker.ref();
+    else this.#worker.unref();
+  }
+
+  async #onCalls(calls) {
+    this.capabilityCalls += calls.length;
+    const { capabilities, maxCallsInFlight, limits } = this.#options;
+    const replies = await runBatch(capabilities, calls, maxCallsInFlight, Number(limits.maxMemoryBytes));
+    if (this.dead) return;
+    this.#port.postMessage(replies);
+    Atomics.store(this.ctrl, CTRL.REPLY, 1);
+    Atomics.notify(this.ctrl, CTRL.REPLY);
+  }
+
+  // Sends one request and waits for its reply (or the worker's end).
+  #request(msg) {
+    if (this.dead) return Promise.resolve({ gone: this.dead });
+    return new Promise((resolve) => {
+      this.#pending.push({ resolve });
+      this.#refresh();
+      this.#worker.postMessage(msg);
+    });
+  }
+
+  // Runs `fn` after the work queued before it.
+  #serial(fn) {
+    const run = this.#queue.then(fn);
+    this.#queue = run.catch(() => {});
+    return run;
+  }
+
+  open(id) {
+    return this.#serial(async () => {
+      this.#worker.ref();
+      await this.#ready;
+      return this.#request({ op: 'open', id });
+    });
+  }
+
+  close(id) {
+    return this.#serial(() => this.#request({ op: 'close', id }));
+  }
+
+  /**
+   * Runs one eval under the deadline. Resolves to the worker's reply, or
+   * to `{timedOut: true}` once the worker has been ended at the deadline,
+   * with `wallTimeUs`; either way the shared buffers hold the output.
+   */
+  eval(msg, timeoutMs, sinks = {}) {
+    return this.#serial(async () => {
+      this.#worker.ref();
+      await this.#ready;
+      if (this.dead) return { gone: this.dead, wallTimeUs: 0 };
+      Atomics.store(this.ctrl, CTRL.OUTPUT_LEN, 0);
+      Atomics.store(this.ctrl, CTRL.LOG_LEN, 0);
+      Atomics.store(this.ctrl, CTRL.OUTPUT_TOTAL, 0);
+      this.capabilityCalls = 0;
+      const started = performance.now();
+      let timer;
+      const deadline = new Promise((resolve) => {
+        timer = setTimeout(resolve, timeoutMs, { timedOut: true });
+      });
+      const streaming = sinks.onOutput || sinks.onLog;
+      const sent = { output: 0, logs: 0 };
+      const poll = streaming ? setInterval(() => this.#drain(sinks, sent), 10) : null;
+      const reply = await Promise.race([this.#request({ ...msg, deadline: Date.now() + timeoutMs }), deadline]);
+      clearTimeout(timer);
+      if (poll) clearInterval(poll);
+      if (reply.timedOut) {
+        this.dead = { kind: 'timeout', message: 'an earlier eval was stopped by the host (timeout)' };
+        await this.#worker.terminate();
+      } else if (reply.fatal) {
+        this.dead = { kind: reply.trap, message: `an earlier eval was stopped by the host (${reply.trap})` };
+        await this.#worker.terminate();
+      }
+      reply.wallTimeUs = Math.round((performance.now() - started) * 1000);
+      if (streaming) this.#drain(sinks, sent);
+      return reply;
+    });
+  }
+
+  // Hands the output and log events written since the last call to the
+  // eval's sinks. A sink that throws is not called again.
+  #drain(sinks, sent) {
+    const outLen = Atomics.load(this.ctrl, CTRL.OUTPUT_LEN);
+    if (sinks.onOutput && outLen > sent.output) {
+      const chunk = new Uint8Array(this.output, sent.output, outLen - sent.output).slice();
+      sent.output = outLen;
+      try {
+        sinks.onOutput(chunk);
+      } catch {
+        sinks.onOutput = null;
+      }
+    }
+    if (sinks.onLog) {
+      const { events, end } = this.#events(sent.logs, Atomics.load(this.ctrl, CTRL.LOG_LEN));
+      sent.logs = end;
+      for (const { level, message, fieldsJson } of events) {
+        try {
+          sinks.onLog?.({ level, message, fields: parseExact(fieldsJson), fieldsJson });
+        } catch {
+          sinks.onLog = null;
+        }
+      }
+    }
+  }
+
+  /** The output bytes and log events of the last eval. */
+  collected() {
+    const outLen = Atomics.load(this.ctrl, CTRL.OUTPUT_LEN);
+    const outputBytes = new Uint8Array(outLen);
+    outputBytes.set(new Uint8Array(this.output, 0, outLen));
+    const { events: logs } = this.#events(0, Atomics.load(this.ctrl, CTRL.LOG_LEN));
+    return { outputBytes, logs, outputTotal: Atomics.load(this.ctrl, CTRL.OUTPUT_TOTAL) };
+  }
+
+  // The log events between two offsets of the log buffer.
+  #events(from, logLen) {
+    const logs = [];
+    const bytes = new Uint8Array(this.logs);
+    const view = new DataView(this.logs);
+    let at = from;
+    for (; at < logLen; ) {
+      const level = LEVELS[view.getUint8(at)];
+      const m = view.getUint32(at + 1, true);
+      const message = utf8Decoder.decode(bytes.slice(at + 5, at + 5 + m));
+      const f = view.getUint32(at + 5 + m, true);
+      const fieldsJson = utf8Decoder.decode(bytes.slice(at + 9 + m, at + 9 + m + f));
+      logs.push({ level, message, fieldsJson });
+      at += 9 + m + f;
+    }
+    return { events: logs, end: at };
+  }
+
+  terminate() {
+    if (!this.dead) this.dead = { kind: 'internal', message: 'it was closed' };
+    return this.#worker.terminate();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Evals
+// ---------------------------------------------------------------------------
+
+// The guest refused the config (an unknown `allow` name, a bad module): an
+// Error whose `reason` is the guest's sentence.
+function configError(reason) {
+  return Object.assign(new Error(`moonbox: the sandbox refused its configuration: ${reason}`), { reason });
+}
+
+function hostReport(kind, message, chunk, extra = {}) {
+  return new Report({
+    ok: false,
+    valuesJson: '[]',
+    exitCode: null,
+    error: { kind, message, chunk, line: null, traceback: null },
+    outputBytes: extra.outputBytes ?? new Uint8Array(0),
+    logs: extra.logs ?? [],
+    stats: {
+      fuelUsed: null,
+      instructions: null,
+      peakMemoryBytes: null,
+      wallTimeUs: extra.wallTimeUs ?? 0,
+      capabilityCalls: extra.capabilityCalls ?? 0,
+      outputBytes: extra.outputBytes?.length ?? 0,
+      callsUnrecorded: 0,
+    },
+  });
+}
+
+function evalRequest(code, options, maxReply) {
+  options = plainObject(options, 'eval options');
+  checkKeys(options, ['inputs', 'chunkName', 'onOutput', 'onLog'], 'eval options');
+  for (const key of ['onOutput', 'onLog']) {
+    if (options[key] !== undefined && typeof options[key] !== 'function') throw new TypeError(`${key} must be a function`);
+  }
+  let bytes;
+  if (typeof code === 'string') bytes = utf8.encode(code);
+  else if (code instanceof Uint8Array) bytes = code;
+  else throw new TypeError('code must be Lua source: a string or a Uint8Array');
+  const chunkName = options.chunkName ?? DEFAULT_CHUNK_NAME;
+  if (typeof chunkName !== 'string') throw new TypeError('chunkName must be a string');
+  const inputs = [];
+  let inputError = null;
+  for (const [name, value] of Object.entries(plainObject(options.inputs, 'inputs'))) {
+    try {
+      inputs.push({ name, value: toWit(value, maxReply) });
+    } catch (e) {
+      inputError ??= `input ${name}: ${e.message}`;
+    }
+  }
+  return { request: { code: bytes, chunkName, inputs }, inputError, sinks: { onOutput: options.onOutput, onLog: options.onLog } };
+}
+
+async function runEval(worker, msg, options) {
+  const { request, inputError, sinks } = msg;
+  const chunk = request.chunkName;
+  if (inputError) return hostReport('invalid_value', inputError, chunk);
+  const reply = await worker.eval({ op: 'eval', id: msg.id, oneShot: msg.oneShot, request }, options.limits.timeoutMs, sinks);
+  if (reply.createError !== undefined && reply.createError !== null) {
+    throw configError(reply.createError);
+  }
+  const { outputBytes, logs } = worker.collected();
+  const extra = { outputBytes, logs, wallTimeUs: reply.wallTimeUs, capabilityCalls: worker.capabilityCalls };
+  if (reply.timedOut) {
+    return hostReport(
+      'timeout',
+      `the script ran longer than the ${options.limits.timeoutMs} ms timeout (raise the timeout limit, --timeout)`,
+      chunk,
+      extra,
+    );
+  }
+  if (reply.trap) return hostReport(reply.trap, reply.message, chunk, extra);
+  if (reply.gone) return hostReport(reply.gone.kind, reply.gone.message, chunk, extra);
+  const stats = {
+    fuelUsed: null,
+    ...statsFrom(reply.stats),
+    wallTimeUs: reply.wallTimeUs,
+    capabilityCalls: reply.stats.capabilityCalls,
+    outputBytes: Number(reply.stats.outputBytes),
+    callsUnrecorded: 0,
+  };
+  return new Report({
+    ok: reply.ok,
+    valuesJson: reply.ok ? reply.values : '[]',
+    exitCode: reply.ok ? reply.exitCode : null,
+    error: reply.ok ? null : reply.error,
+    outputBytes,
+    logs,
+    stats,
+  });
+}
+
+// ---------------------------------------------------------------------------
+// The public classes
+// ---------------------------------------------------------------------------
+
+export class Sandbox {
+  #options;
+  #worker = null;
+  #closed = false;
+
+  /**
+   * @param {object} [options] See index.d.ts.
+   */
+  constructor(options = {}) {
+    options = plainObject(options, 'Sandbox options');
+    checkKeys(options, ['limits', 'capabilities', 'allow', 'modules', 'deterministic', 'maxCallsInFlight', 'resourceLimits'], 'Sandbox options');
+    const limits = normalizeLimits(options.limits);
+    const capabilities = normalizeCapabilities(options.capabilities);
+    const allow = options.allow ?? [];
+    if (!Array.isArray(allow) || !allow.every((a) => typeof a === 'string')) throw new TypeError('allow must be an array of strings');
+    const modules = normalizeModules(options.modules);
+    const deterministic = normalizeDeterminism(options.deterministic);
+    const maxCallsInFlight = Number(integerOption(options.maxCallsInFlight ?? 16, 'maxCallsInFlight', 1, 1024));
+    const resourceLimits = normalizeResourceLimits(options.resourceLimits);
+    this.#options = {
+      limits,
+      capabilities,
+      maxCallsInFlight,
+      resourceLimits,
+      witConfig: {
+        limits: {
+          maxInstructions: limits.maxInstructions,
+          maxCallDepth: limits.maxCallDepth,
+          maxStringBytes: limits.maxStringBytes,
+          maxMemoryBytes: limits.maxMemoryBytes,
+          maxOutputBytes: limits.maxOutputBytes,
+          maxValueDepth: limits.maxValueDepth,
+        },
+        allow: [...allow],
+        modules,
+        capabilities: [...capabilities].map(([name, c]) => ({
+          name,
+          minArgs: c.minArgs,
+          maxArgs: c.maxArgs,
+          doc: c.doc,
+          paramsSchema: undefined,
+          resultSchema: undefined,
+        })),
+        deterministic,
+      },
+    };
+  }
+
+  /** The limits in effect, defaults filled in. */
+  get limits() {
+    const l = this.#options.limits;
+    return { ...l, maxInstructions: Number(l.maxInstructions), maxStringBytes: Number(l.maxStringBytes), maxMemoryBytes: Number(l.maxMemoryBytes), maxOutputBytes: Number(l.maxOutputBytes) };
+  }
+
+  #check() {
+    if (this.#closed) throw new Error('moonbox: the sandbox is closed');
+  }
+
+  /**
+   * Runs `code` in a fresh guest session and resolves to its Report. A
+   * script's failure is in the report; only bad arguments throw.
+   */
+  async eval(code, options = {}) {
+    this.#check();
+    const msg = evalRequest(code, options, Number(this.#options.limits.maxMemoryBytes));
+    if (!this.#worker || this.#worker.dead) this.#worker = new GuestWorker(this.#options);
+    return runEval(this.#worker, { ...msg, oneShot: true }, this.#options);
+  }
+
+  /** A session: globals persist between its evals. It has its own worker. */
+  async session() {
+    this.#check();
+    const worker = new GuestWorker(this.#options);
+    const reply = await worker.open(1);
+    if (reply.gone) {
+      await worker.terminate();
+      throw new Error(`moonbox: cannot start a session: ${reply.gone.message}`);
+    }
+    if (reply.createError) {
+      await worker.terminate();
+      throw configError(reply.createError);
+    }
+    return new Session(worker, this.#options);
+  }
+
+  /** Ends the sandbox's one-shot worker. Sessions are closed on their own. */
+  async close() {
+    this.#closed = true;
+    const worker = this.#worker;
+    this.#worker = null;
+    if (worker) await worker.terminate();
+  }
+
+  async [Symbol.asyncDispose]() {
+    await this.close();
+  }
+}
+
+export class Session {
+  #worker;
+  #options;
+  #closed = false;
+
+  /** @internal Made by Sandbox.session(). */
+  constructor(worker, options) {
+    this.#worker = worker;
+    this.#options = options;
+  }
+
+  /** Runs `code` with the session's globals; resolves to its Report. */
+  async eval(code, options = {}) {
+    if (this.#closed) throw new Error('moonbox: the session is closed');
+    const msg = evalRequest(code, options, Number(this.#options.limits.maxMemoryBytes));
+    if (this.#worker.dead) {
+      return hostReport(
+        'session_poisoned',
+        `this session can no longer run code: ${this.#worker.dead.message}; start a new session`,
+        msg.request.chunkName,
+      );
+    }
+    return runEval(this.#worker, { ...msg, id: 1, oneShot: false }, this.#options);
+  }
+
+  /** Whether a stop (a timeout, a trap) has ended this session. */
+  get poisoned() {
+    return this.#worker.dead !== null && !this.#closed;
+  }
+
+  /** Drops the guest session and ends its worker. */
+  async close() {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#worker.terminate();
+  }
+
+  async [Symbol.asyncDispose]() {
+    await this.close();
+  }
+}
