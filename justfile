@@ -77,6 +77,15 @@ bench *FLAGS:
     cargo build -q --release -p moonbox-cli
     cargo run -q --release -p moonbox-bench -- --awfy ../shared/benchmarks/are-we-fast-yet-lua --write BENCHMARKS.md --chart docs/cold-start.svg {{FLAGS}}
 
+# The Rust crate, the Python package and the Node package side by side:
+# process start, fresh and reused evals, a capability round trip (builds
+# both packages first).
+bench-packages *FLAGS:
+    bash packages/python/build.sh
+    cd packages/node && npm ci --silent --no-audit --no-fund && npm run --silent build
+    cargo build -q --release -p moonbox-cli
+    cargo run -q --release -p moonbox-bench -- --packages {{FLAGS}}
+
 # The benchmark with tiny sample counts: proves every part runs, times nothing.
 bench-smoke:
     cargo build -q -p moonbox-cli
@@ -84,10 +93,14 @@ bench-smoke:
     test -s target/bench-smoke/cold-start.svg
     grep -q "geometric mean" target/bench-smoke/BENCHMARKS.md
     cargo run -q -p moonbox-bench -- --serve --smoke --clients 4 | grep -q "| 200 / 0 / 0 |"
+    bash packages/python/build.sh >/dev/null
+    cd packages/node && npm ci --silent --no-audit --no-fund && npm run --silent build
+    cargo run -q -p moonbox-bench -- --packages --smoke --strict | grep -q "| capability round trip"
     @echo "bench smoke: target/bench-smoke/BENCHMARKS.md, target/bench-smoke/cold-start.svg"
 
-# The shared case list on every host of the component: Rust, Python
-# (wasmtime-py), Node (jco) and, when installed, the wasmtime CLI
+# The shared case list on every host of the component: Rust, the Python
+# package (wasmtime-py), the Node package (jco) and, when installed, the
+# wasmtime CLI
 # (--require-all: fail rather than skip a host).
 [doc("The shared case list on every host of the component (--require-all: none skipped).")]
 runtimes *FLAGS:
@@ -103,6 +116,18 @@ mcp-test *FLAGS:
     cargo build -q -p moonbox-cli
     target/mcp-venv/bin/python -m pytest tests/mcp {{FLAGS}}
 
+# The Python package as a user gets it: a wheel (pip wheel) installed into
+# a fresh virtualenv, the README's first example run from an empty
+# directory, then the package's tests against the installed wheel.
+python-package:
+    bash packages/python/check.sh
+
+# The Node package as a user gets it: its tests under Node 26, then an npm
+# pack tarball installed into a fresh directory, where the README's first
+# example and `npx moonbox run` run.
+node-package:
+    bash packages/node/check.sh
+
 # The NATS scale-out tests: they start nats-server (Debian's nats-server
 # package) on loopback, with `moonbox serve --nats` workers as processes.
 nats-test:
@@ -110,7 +135,7 @@ nats-test:
 
 # Every CI step in order, with a timing summary (.ci/run installs the tools, then runs this).
 ci:
-    JUST="{{just_executable()}}" bash .ci/steps guest-check fmt-check clippy deny test compat guest-test examples doc package-check "runtimes --require-all" mcp-test nats-test bench-smoke
+    JUST="{{just_executable()}}" bash .ci/steps guest-check fmt-check clippy deny test compat guest-test examples doc package-check "runtimes --require-all" python-package node-package mcp-test nats-test bench-smoke
 
 # A million mixed evals on one sandbox; checks results and RSS growth.
 soak EVALS="1000000":

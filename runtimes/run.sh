@@ -2,16 +2,17 @@
 # Runs the shared case list (runtimes/cases.json) on every host of the
 # component and checks that each meets the expectations and that all of
 # them printed the same results: the Rust host (this repository's crate),
-# Node.js through jco, Python through wasmtime-py, and the wasmtime CLI
-# with the capabilities composed in (when `wasmtime` and `wac` are on
+# the Python package (packages/python, on wasmtime-py), the Node package
+# (packages/node, on jco), each through its public API, and the wasmtime
+# CLI with the capabilities composed in (when `wasmtime` and `wac` are on
 # PATH; see docs/other-runtimes.md).
 #
 # Usage: run.sh [--require-all]
 #   --require-all   fail, rather than skip, when a host's tools are missing
 #                   (CI uses it).
 #
-# Results go to target/runtimes/HOST.jsonl. Installs go to
-# target/runtimes/ (a Python venv) and runtimes/node/node_modules.
+# Results go to target/runtimes/HOST.jsonl. Installs go to target/python/
+# (the wheel and a venv) and packages/node/node_modules.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -34,20 +35,17 @@ echo "==> rust (moonbox crate)"
 cargo run -q -p moonbox-tests --bin cases > "$out/rust.jsonl"
 hosts+=("rust=$out/rust.jsonl")
 
-echo "==> python (wasmtime-py)"
-if [ ! -x "$out/venv/bin/python" ]; then
-  python3 -m venv "$out/venv"
-fi
-"$out/venv/bin/pip" install --quiet --disable-pip-version-check -r runtimes/python/requirements.txt
-"$out/venv/bin/python" runtimes/python/run.py > "$out/python.jsonl"
+echo "==> python (the moonbox wheel, on wasmtime-py)"
+packages/python/build.sh
+target/python/venv/bin/python packages/python/tests/run_cases.py runtimes/cases.json > "$out/python.jsonl"
 hosts+=("python=$out/python.jsonl")
 
-echo "==> node (jco)"
+echo "==> node (the moonbox npm package, on jco)"
 (
-  cd runtimes/node
+  cd packages/node
   npm ci --silent --no-audit --no-fund
   npm run --silent build
-  npm run --silent cases
+  npm run --silent cases -- ../../runtimes/cases.json
 ) > "$out/node.jsonl"
 hosts+=("node=$out/node.jsonl")
 

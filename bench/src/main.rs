@@ -11,6 +11,7 @@ mod awfy;
 mod chart;
 mod inproc;
 mod load;
+mod packages;
 mod report;
 mod spawn;
 mod stats;
@@ -87,6 +88,12 @@ pub(crate) struct Options {
     /// loopback, with the library side by side) and print its table.
     #[arg(long)]
     serve: bool,
+    /// Measure only the Python and Node packages beside the Rust crate
+    /// (process start, fresh and reused evals, a capability round trip)
+    /// and print their table. Needs the packages built: `just
+    /// python-package` and `just node-package`.
+    #[arg(long)]
+    packages: bool,
     /// Concurrent clients of the serve load test.
     #[arg(long, default_value_t = 32)]
     clients: usize,
@@ -171,6 +178,33 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         );
         report::round_trip_table(&mut s, &rows);
         println!("{s}");
+        return Ok(());
+    }
+    if o.packages {
+        let moonbox = moonbox_binary(&o)?;
+        progress("the Rust crate, the Python package and the Node package");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .context("the bench crate has no parent directory")?;
+        let interpreters = packages::Interpreters::in_repository(root);
+        let figures = packages::measure(root, &moonbox, &interpreters, o.samples, o.spawns).await?;
+        let release = release_flag();
+        let mut s = format!(
+            "Command: `cargo build{release} -p moonbox-cli && cargo run{release} -p moonbox-bench -- --packages --samples {} --spawns {}`\n\
+             Machine: {}\nDate: {}\n\n",
+            o.samples,
+            o.spawns,
+            report::machine(),
+            report::today()
+        );
+        packages::table(&mut s, &figures);
+        println!("{s}");
+        if o.strict {
+            ensure!(
+                figures.python.is_ok() && figures.node.is_ok(),
+                "a package did not run (see the table)"
+            );
+        }
         return Ok(());
     }
     if o.serve {
