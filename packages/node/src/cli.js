@@ -2,7 +2,7 @@
 // returned, or with --json the report. Exit codes: 0 success, 1 a Lua
 // error, 2 a usage, input or host error, 3 a limit, n & 0xff for os.exit(n).
 
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
 import { LIMIT_KINDS } from './report.js';
@@ -73,8 +73,37 @@ function splitPair(s, flag) {
   return [s.slice(0, at), s.slice(at + 1)];
 }
 
-function readSource(path) {
-  return path === '-' ? readFileSync(0) : readFileSync(path);
+// The largest script or module file read, and the largest --records file:
+// the Rust CLI's --max-script-bytes and --max-records-bytes defaults.
+const MAX_SCRIPT_BYTES = 16 * 1024 * 1024;
+const MAX_RECORDS_BYTES = 256 * 1024 * 1024;
+
+// A file's bytes (`-`: standard input), read in pieces and refused past
+// `limit` before more is read.
+function readSource(path, limit = MAX_SCRIPT_BYTES) {
+  const fd = path === '-' ? 0 : openSync(path, 'r');
+  try {
+    const chunks = [];
+    let total = 0;
+    const piece = Buffer.allocUnsafe(1 << 16);
+    for (;;) {
+      let n;
+      try {
+        n = readSync(fd, piece, 0, piece.length, null);
+      } catch (e) {
+        if (e.code === 'EAGAIN') continue;
+        if (e.code === 'EOF') break;
+        throw e;
+      }
+      if (n === 0) break;
+      total += n;
+      if (total > limit) throw new UsageError(`${path === '-' ? 'standard input' : path} is larger than ${limit} bytes`);
+      chunks.push(Buffer.from(piece.subarray(0, n)));
+    }
+    return Buffer.concat(chunks, total);
+  } finally {
+    if (fd !== 0) closeSync(fd);
+  }
 }
 
 // Writes to stdout and waits until it is flushed.
@@ -175,7 +204,7 @@ export async function main(argv) {
     if (flags.records !== undefined) {
       let records;
       try {
-        records = parseKeepingNumbers(readSource(flags.records).toString('utf8'));
+        records = parseKeepingNumbers(readSource(flags.records, MAX_RECORDS_BYTES).toString('utf8'));
       } catch (e) {
         throw new UsageError(`--records ${flags.records}: ${e.message}`);
       }

@@ -242,6 +242,12 @@ describe('the CLI', () => {
     assert.equal(run(['--nope'], 'return 1').status, 2);
   });
 
+  test('a script past 16 MiB is refused before it runs (exit 2)', () => {
+    const r = run([], '-'.repeat(16 * 1024 * 1024 + 1));
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /is larger than 16777216 bytes/);
+  });
+
   test('a limit exits 3', () => {
     assert.equal(run(['--max-instructions', '1000'], 'while true do end').status, 3);
     assert.equal(run(['--timeout', '200ms', '--max-instructions', '1000000000000'], 'while true do end').status, 3);

@@ -39,7 +39,7 @@ def test_a_lua_error_exits_1_with_its_message_on_stderr():
     done = run("-", stdin='print("before") error("boom")')
     assert done.returncode == 1
     assert done.stdout == "before\n"
-    assert done.stderr.strip() == "stdin:1: boom"
+    assert done.stderr == "error[runtime]: stdin:1: boom\n"
 
 
 def test_a_limit_exits_3():
@@ -71,3 +71,11 @@ def test_bad_flags_and_files_exit_2():
     assert "cannot read no-such-file.lua" in missing.stderr
     assert run("--input", "n=not json", "-", stdin="return n").returncode == 2
     assert run("--max-memory-bytes", "1KiB", "-", stdin="return 1").returncode == 2
+
+
+def test_a_script_past_16_mib_is_refused_before_it_runs(tmp_path):
+    big = tmp_path / "big.lua"
+    big.write_bytes(b"-" * ((16 << 20) + 1))
+    done = run(str(big))
+    assert done.returncode == 2
+    assert "larger than 16777216 bytes" in done.stderr

@@ -27,8 +27,11 @@ _SIZE = re.compile(r"^(\d+)\s*(B|KiB|MiB|GiB|KB|MB|GB)?$")
 _UNITS = {None: 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "KB": 1000, "MB": 10**6, "GB": 10**9}
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*(ms|s|m|h)$")
 _SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
-#: The largest script or records file read.
-MAX_FILE_BYTES = 256 << 20
+#: The largest script or module file read, as the Rust CLI's
+#: ``--max-script-bytes`` default.
+MAX_SCRIPT_BYTES = 16 << 20
+#: The largest ``--records`` file read, as ``--max-records-bytes``.
+MAX_RECORDS_BYTES = 256 << 20
 
 
 def size(text: str) -> int:
@@ -91,17 +94,18 @@ class _Usage(Exception):
     pass
 
 
-def _read(path: str) -> bytes:
+def _read(path: str, limit: int = MAX_SCRIPT_BYTES) -> bytes:
+    """A file's bytes (``-``: standard input), refused past ``limit``."""
     try:
         if path == "-":
-            data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1)
+            data = sys.stdin.buffer.read(limit + 1)
         else:
             with open(path, "rb") as f:
-                data = f.read(MAX_FILE_BYTES + 1)
+                data = f.read(limit + 1)
     except OSError as e:
         raise _Usage(f"cannot read {path}: {e.strerror or e}") from None
-    if len(data) > MAX_FILE_BYTES:
-        raise _Usage(f"{path} is larger than {MAX_FILE_BYTES} bytes")
+    if len(data) > limit:
+        raise _Usage(f"{path} is larger than {limit} bytes")
     return data
 
 
@@ -118,7 +122,7 @@ def _sandbox(args: argparse.Namespace) -> Sandbox:
     capabilities: dict[str, Any] = {}
     if args.records is not None:
         try:
-            records = json.loads(_read(str(args.records)))
+            records = json.loads(_read(str(args.records), MAX_RECORDS_BYTES))
         except ValueError as e:
             raise _Usage(f"{args.records}: not JSON ({e})") from None
         if not isinstance(records, dict):
@@ -172,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
             out.write(json.dumps(report.values, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
         if report.error is not None:
             out.flush()
-            print(report.error.message, file=sys.stderr)
+            print(report.error.summary, file=sys.stderr)
     out.flush()
     return exit_code(report)
 
