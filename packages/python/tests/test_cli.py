@@ -79,3 +79,10 @@ def test_a_script_past_16_mib_is_refused_before_it_runs(tmp_path):
     done = run(str(big))
     assert done.returncode == 2
     assert "larger than 16777216 bytes" in done.stderr
+
+
+def test_log_events_go_to_stderr_on_one_line_each():
+    done = run("-", stdin='log("warn", "disk\\nlow\\27[31m", {free = 12}) print("x")')
+    assert done.returncode == 0
+    assert done.stdout == "x\n"
+    assert done.stderr == "[warn] disk low\\u{1b}[31m  free=12\n"

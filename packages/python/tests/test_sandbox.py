@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import time
 
@@ -267,7 +268,7 @@ def test_modules_allow_and_determinism():
     ],
 )
 def test_bad_options_are_refused_clearly(options, message):
-    with pytest.raises(ConfigError, match=message.replace(".", r"\.").replace("!", "!")):
+    with pytest.raises(ConfigError, match=re.escape(message)):
         Sandbox(**options)
 
 
@@ -333,3 +334,92 @@ def test_a_batch_holds_at_most_the_heap_limit_of_replies():
     report = sandbox.eval("return pcall(parallel, {1, 2, 3}, part)")
     assert report.values[0] is False
     assert "the batch's replies hold" in report.values[1]
+
+
+def test_a_busy_python_thread_does_not_stretch_the_deadline():
+    # The epoch ticker needs the GIL; a thread that keeps it busy must not
+    # make the deadline count slower than the clock.
+    stop = threading.Event()
+
+    def spin():
+        n = 0
+        while not stop.is_set():
+            n += 1
+
+    busy = [threading.Thread(target=spin, daemon=True) for _ in range(2)]
+    for t in busy:
+        t.start()
+    try:
+        started = time.monotonic()
+        report = Sandbox(limits=Limits(timeout=0.5, max_instructions=10**12)).eval("while true do end")
+        elapsed = time.monotonic() - started
+    finally:
+        stop.set()
+    assert report.error.kind == "timeout"
+    assert elapsed < 1.5, f"a 0.5 s deadline took {elapsed:.2f} s"
+
+
+def test_a_capability_raising_timeout_error_is_an_ordinary_capability_error():
+    def upstream():
+        raise TimeoutError("upstream slow")
+
+    with Sandbox(capabilities={"t": upstream}).session() as s:
+        report = s.eval("return pcall(t)")
+        assert report.values == [False, "t: upstream slow"]
+        assert not s.is_poisoned
+
+
+def test_a_reply_too_deep_to_encode_is_a_lua_error_not_an_exception():
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    with Sandbox(capabilities={"deep": lambda: deep}).session() as s:
+        report = s.eval("print('before') local ok, e = pcall(deep) return ok, e")
+        assert report.ok
+        assert report.values[0] is False
+        assert "cannot become JSON" in report.values[1]
+        assert report.output == "before\n"
+        assert s.eval("return 1").values == [1]
+
+
+def test_a_failing_output_sink_is_dropped_and_nothing_is_lost():
+    seen = []
+
+    def sink(data):
+        seen.append(data)
+        raise OSError("closed")
+
+    report = Sandbox().eval("print('a') print('b')", on_output=sink)
+    assert report.output == "a\nb\n"
+    assert seen == [b"a"]
+
+
+def test_sinks_see_output_and_logs_as_they_happen():
+    chunks, events = [], []
+    report = Sandbox().eval(
+        "io.write('x') log('info', 'step', {n = 1}) io.write('y')",
+        on_output=chunks.append,
+        on_log=events.append,
+    )
+    assert b"".join(chunks) == report.output_bytes == b"xy"
+    assert [(e.level, e.message) for e in events] == [("info", "step")]
+
+
+def test_the_summary_is_one_line_with_control_characters_escaped():
+    report = Sandbox().eval('error("line1\\n  line2\\27[31mred\\r", 0)')
+    assert report.error.message == "line1\n  line2\x1b[31mred\r"
+    assert report.error.summary == "error[runtime]: line1 line2\\u{1b}[31mred\\r"
+
+
+@pytest.mark.parametrize(
+    "determinism, message",
+    [({"clock": 2**70}, "clock"), ({"seed": -(2**64)}, "seed"), ({"seed": "7"}, "seed must be an integer")],
+)
+def test_determinism_out_of_range_is_refused(determinism, message):
+    with pytest.raises(ConfigError, match=message):
+        moonbox.Determinism(**determinism)
+
+
+def test_chunk_name_must_be_text():
+    with pytest.raises(ConfigError, match="chunk_name"):
+        Sandbox(chunk_name=5)  # type: ignore[arg-type]

@@ -7,6 +7,7 @@ import asyncio
 import concurrent.futures
 import json
 import time
+from collections.abc import Callable
 from typing import Any
 
 from wasmtime import component as cm
@@ -47,6 +48,16 @@ class EvalContext:
         self.max_reply_bytes = max_reply_bytes
         #: Set when a capability was still running at the deadline.
         self.timed_out = False
+        #: An exception that reached an import: the eval reports it as
+        #: ``internal`` (or re-raises KeyboardInterrupt and SystemExit).
+        self.escape: BaseException | None = None
+        #: Where output and log events go as they arrive, besides the report.
+        self.on_output: Callable[[bytes], object] | None = None
+        self.on_log: Callable[[LogEvent], object] | None = None
+
+    def escaped(self, e: BaseException) -> None:
+        if self.escape is None or not isinstance(self.escape, (KeyboardInterrupt, SystemExit)):
+            self.escape = e
 
     # --- output ---------------------------------------------------------
 
@@ -58,6 +69,11 @@ class EvalContext:
             kept = data[:room]
             self.chunks.append(kept)
             self.kept += len(kept)
+            if self.on_output is not None:
+                try:
+                    self.on_output(kept)
+                except Exception:  # noqa: BLE001 - a failing sink is not called again
+                    self.on_output = None
 
     def output(self) -> bytes:
         return b"".join(self.chunks)
@@ -71,7 +87,13 @@ class EvalContext:
             parsed = json.loads(fields)
         except ValueError:
             parsed = {}
-        self.logs.append(LogEvent(level, message, parsed))
+        event = LogEvent(level, message, parsed)
+        self.logs.append(event)
+        if self.on_log is not None:
+            try:
+                self.on_log(event)
+            except Exception:  # noqa: BLE001 - a failing sink is not called again
+                self.on_log = None
 
     # --- capabilities ---------------------------------------------------
 
@@ -110,13 +132,18 @@ class EvalContext:
         remaining = self.deadline - time.monotonic()
         try:
             result = future.result(timeout=max(remaining, 0.0))
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            self.timed_out = True
-            return f"{name}: still running at the eval's deadline"
-        except concurrent.futures.CancelledError:
-            return f"{name}: the call was cancelled"
-        except Exception as e:  # noqa: BLE001 - any failure is the script's Lua error
+        except BaseException as e:  # noqa: BLE001 - any failure is the script's Lua error
+            if not future.done():
+                # The wait ended at the deadline. (A capability's own
+                # TimeoutError, the same class since Python 3.11, comes from
+                # a done future and is an ordinary failure.)
+                future.cancel()
+                self.timed_out = True
+                return f"{name}: still running at the eval's deadline"
+            if isinstance(e, concurrent.futures.CancelledError):
+                return f"{name}: the call was cancelled"
+            if not isinstance(e, Exception):
+                self.escaped(e)
             return f"{name}: {e}" if str(e) else f"{name}: {type(e).__name__}"
         try:
             reply = to_wit(result, f"{name}: its result")

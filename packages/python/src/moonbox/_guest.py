@@ -95,7 +95,6 @@ class Guest:
         lua = self._export(LUA_EXPORT)
         self.create_index = self._export("[static]session.create", lua)
         self.eval_index = self._export("[method]session.eval", lua)
-        self.check_index = self._export("[method]session.check", lua)
 
         self._ticker_lock = threading.Condition()
         self._running = 0
@@ -110,9 +109,10 @@ class Guest:
     # --- The epoch: the wall-clock deadline -----------------------------
 
     def epoch_ticks(self, seconds: float) -> int:
-        """Epoch ticks that cover ``seconds`` (one more, since the first
-        tick may come at once)."""
-        return int(seconds / EPOCH_TICK_SECONDS) + 1
+        """Epoch ticks that cover ``seconds``, and two more: the ticker's
+        phase is not the eval's, so the first tick can come at once, and a
+        tick can carry up to one tick of time from before the eval."""
+        return int(seconds / EPOCH_TICK_SECONDS) + 2
 
     def running(self) -> _Running:
         """Keeps the ticker going while a call into the guest runs."""
@@ -131,12 +131,22 @@ class Guest:
             self._running -= 1
 
     def _tick(self) -> None:
+        """Advances the epoch by the time that passed, not by wake-ups: this
+        thread needs the GIL to run, and a busy Python thread can keep it
+        for milliseconds, so counting wake-ups would stretch the deadline.
+        Ticks that were due while the thread waited are made up at once."""
+        last = time.monotonic()
         while True:
             with self._ticker_lock:
-                while self._running == 0:
-                    self._ticker_lock.wait()
-            self.engine.increment_epoch()
+                if self._running == 0:
+                    while self._running == 0:
+                        self._ticker_lock.wait()
+                    last = time.monotonic()
             time.sleep(EPOCH_TICK_SECONDS)
+            due = int((time.monotonic() - last) / EPOCH_TICK_SECONDS)
+            for _ in range(due):
+                self.engine.increment_epoch()
+            last += due * EPOCH_TICK_SECONDS
 
 
 class _Running:
@@ -165,21 +175,42 @@ def guest() -> Guest:
 
 # --- The imports -------------------------------------------------------------
 #
-# wasmtime-py passes the store context first. They must not raise: an
-# exception in an import traps the guest and ends the instance.
+# wasmtime-py passes the store context first. They never raise: an exception
+# in an import traps the guest and ends the instance, so one that escapes
+# the eval's own handling is kept for the eval to report (or, for
+# KeyboardInterrupt and SystemExit, to raise once the guest has returned),
+# and the guest gets an error it can handle.
 
 
 def _write(_store: Any, data: bytes) -> None:
-    current_eval().write(data)
+    ctx = current_eval()
+    try:
+        ctx.write(data)
+    except BaseException as e:  # noqa: BLE001 - kept for the eval, see above
+        ctx.escaped(e)
 
 
 def _log(_store: Any, level: Any, message: str, fields: str) -> None:
-    current_eval().log(str(level), message, fields)
+    ctx = current_eval()
+    try:
+        ctx.log(str(level), message, fields)
+    except BaseException as e:  # noqa: BLE001
+        ctx.escaped(e)
 
 
 def _call(_store: Any, name: str, args: list[cm.Variant]) -> cm.Variant | str:
-    return current_eval().call(name, args)
+    ctx = current_eval()
+    try:
+        return ctx.call(name, args)
+    except BaseException as e:  # noqa: BLE001
+        ctx.escaped(e)
+        return f"{name}: the host failed ({type(e).__name__})"
 
 
 def _call_many(_store: Any, calls: list[Any]) -> list[cm.Variant | str]:
-    return current_eval().call_many([(getattr(c, "name"), getattr(c, "args")) for c in calls])
+    ctx = current_eval()
+    try:
+        return ctx.call_many([(getattr(c, "name"), getattr(c, "args")) for c in calls])
+    except BaseException as e:  # noqa: BLE001
+        ctx.escaped(e)
+        return [f"{getattr(c, 'name', '?')}: the host failed ({type(e).__name__})" for c in calls]

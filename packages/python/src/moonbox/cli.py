@@ -18,13 +18,14 @@ from typing import Any
 
 from .errors import LIMIT_KINDS, MoonboxError
 from .limits import Limits
-from .report import Report
+from .report import LogEvent, Report, one_line
 from .sandbox import Determinism, Sandbox
 
 USAGE_ERROR = 2
 
-_SIZE = re.compile(r"^(\d+)\s*(B|KiB|MiB|GiB|KB|MB|GB)?$")
-_UNITS = {None: 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "KB": 1000, "MB": 10**6, "GB": 10**9}
+_SIZE = re.compile(r"^(\d+)\s*([A-Za-z]*)$")
+# As the Rust CLI reads them, in any case: K, KB and KiB are all 1024.
+_UNITS = {"": 0, "b": 0, "k": 10, "kb": 10, "kib": 10, "m": 20, "mb": 20, "mib": 20, "g": 30, "gb": 30, "gib": 30}
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*(ms|s|m|h)$")
 _SECONDS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600}
 #: The largest script or module file read, as the Rust CLI's
@@ -37,8 +38,11 @@ MAX_RECORDS_BYTES = 256 << 20
 def size(text: str) -> int:
     m = _SIZE.match(text.strip())
     if not m:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a size (accepts 16MiB, 512KiB, 1000)")
-    return int(m.group(1)) * _UNITS[m.group(2)]
+        raise argparse.ArgumentTypeError(f"{text!r} is not a size; try 64MiB, 512KiB or 1048576")
+    shift = _UNITS.get(m.group(2).lower())
+    if shift is None:
+        raise argparse.ArgumentTypeError(f"unknown size unit {m.group(2)!r}; use B, KiB, MiB or GiB")
+    return int(m.group(1)) << shift
 
 
 def duration(text: str) -> float:
@@ -142,6 +146,14 @@ def _sandbox(args: argparse.Namespace) -> Sandbox:
                    deterministic=deterministic)
 
 
+def _log_line(event: LogEvent) -> None:
+    """A log event as the Rust CLI prints it: ``[warn] disk low  free=12``,
+    on one line whatever the script put in it."""
+    fields = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in event.fields.items())
+    line = f"[{event.level}] {event.message}" + (f"  {fields}" if fields else "")
+    print(one_line(line), file=sys.stderr, flush=True)
+
+
 def exit_code(report: Report) -> int:
     if report.ok:
         return 0 if report.exit_code is None else report.exit_code & 0xFF
@@ -163,15 +175,18 @@ def run(args: argparse.Namespace) -> int:
             raise _Usage(f"--input {name}: not JSON ({e})") from None
     sandbox = _sandbox(args)
     chunk = "stdin" if args.file == "-" else Path(args.file).name
-    report = sandbox.eval(code, inputs=inputs, chunk_name=chunk)
     out = sys.stdout.buffer
     if args.json:
+        report = sandbox.eval(code, inputs=inputs, chunk_name=chunk)
         out.write(report.to_json().encode("utf-8") + b"\n")
     else:
-        out.write(report.output_bytes)
-        for event in report.logs:
-            fields = " ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in event.fields.items())
-            print(f"[{event.level}] {event.message}" + (f"  {fields}" if fields else ""), file=sys.stderr)
+        # Output streams to stdout as the script writes it, log events to
+        # stderr, one line each, as they happen.
+        def write(data: bytes) -> None:
+            out.write(data)
+            out.flush()
+
+        report = sandbox.eval(code, inputs=inputs, chunk_name=chunk, on_output=write, on_log=_log_line)
         if report.ok and report.exit_code is None and report.values:
             out.write(json.dumps(report.values, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n")
         if report.error is not None:

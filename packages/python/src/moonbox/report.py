@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import base64
+import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,6 +13,38 @@ from .values import Json, to_json_text
 
 #: The report format's version, as the Rust crate writes it.
 REPORT_VERSION = 1
+
+# Characters that could forge a terminal line besides the C0/C1 controls:
+# line and paragraph separators and the bidirectional overrides.
+_FORGING = {0x2028, 0x2029, *range(0x202A, 0x202F), *range(0x2066, 0x206A)}
+
+
+def one_line(text: str) -> str:
+    r"""``text`` as one line a terminal shows as it is, as the Rust crate
+    writes messages: lines joined by a space (blank ones dropped), ``\r``
+    and tabs written as escapes, and every other control character (an
+    escape sequence's ESC among them) written as ``\u{..}``.
+
+    >>> one_line("main.lua:1: x\r\x1b[2Kerror[ok]\n\t  more")
+    'main.lua:1: x\\r\\u{1b}[2Kerror[ok] more'
+    """
+    out: list[str] = []
+    lines = [line.rstrip(" \t") for line in text.split("\n")]
+    kept = [line for line in lines if line.strip(" \t")]
+    for i, line in enumerate(kept):
+        if i:
+            out.append(" ")
+            line = line.lstrip(" \t")
+        for c in line:
+            if c == "\r":
+                out.append("\\r")
+            elif c == "\t":
+                out.append("\\t")
+            elif unicodedata.category(c) == "Cc" or ord(c) in _FORGING:
+                out.append(f"\\u{{{ord(c):x}}}")
+            else:
+                out.append(c)
+    return "".join(out)
 
 
 @dataclass(frozen=True)
@@ -26,8 +59,9 @@ class LuaError:
 
     @property
     def summary(self) -> str:
-        """The one line to read first: ``error[KIND]: MESSAGE``."""
-        return f"error[{self.kind}]: {self.message}"
+        """The one line to read first: ``error[KIND]: MESSAGE``, the message
+        on one line with its control characters escaped."""
+        return f"error[{self.kind}]: {one_line(self.message)}"
 
     @property
     def is_limit(self) -> bool:

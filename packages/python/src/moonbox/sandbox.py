@@ -20,7 +20,13 @@ from .capabilities import Capability, capability_list
 from .errors import ConfigError
 from .limits import Limits
 from .report import LuaError, Report, Stats
-from .values import Json, to_wit
+from .report import LogEvent
+from .values import I64_MAX, I64_MIN, Json, to_wit
+
+#: Receives the script's output bytes as they are written.
+OutputSink = Callable[[bytes], object]
+#: Receives each log event as the script makes it.
+LogSink = Callable[[LogEvent], object]
 
 #: The chunk name evals use unless told otherwise: messages read
 #: ``main.lua:3: ...``.
@@ -35,6 +41,14 @@ class Determinism:
 
     clock: int = 1_704_067_200
     seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("clock", "seed"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConfigError(f"deterministic {name} must be an integer, not {type(value).__name__}")
+            if not I64_MIN <= value <= I64_MAX:
+                raise ConfigError(f"deterministic {name} {value} does not fit in 64 bits")
 
 
 def _record(**fields: Any) -> cm.Record:
@@ -92,12 +106,13 @@ class Sandbox:
         if deterministic is not None and not isinstance(deterministic, Determinism):
             raise ConfigError("deterministic must be a bool or a moonbox.Determinism")
         self.deterministic: Determinism | None = deterministic
+        if not isinstance(chunk_name, str):
+            raise ConfigError(f"chunk_name must be a str, not {type(chunk_name).__name__}")
         self.chunk_name = chunk_name
         self._by_name = {c.name: c for c in self.capabilities}
         self._guest = _guest.guest()
-        # The config as the guest takes it; each session lowers it anew.
-        self._proof = Session(self)
-        self._proof.close()
+        # One session proves the config, as the Rust crate's build does.
+        Session(self).close()
 
     def _config(self) -> cm.Record:
         lim = self.limits
@@ -138,11 +153,17 @@ class Sandbox:
         *,
         inputs: Mapping[str, Json] | None = None,
         chunk_name: str | None = None,
+        on_output: OutputSink | None = None,
+        on_log: LogSink | None = None,
     ) -> Report:
         """Runs ``code`` in a fresh session and returns its report. A
-        script's failure is in the report; only bad arguments raise."""
+        script's failure is in the report; only bad arguments raise.
+
+        ``on_output`` receives the script's bytes as it writes them, and
+        ``on_log`` each log event, on the eval's thread; the report has them
+        all the same. A sink that raises is not called again."""
         with self.session() as session:
-            return session.eval(code, inputs=inputs, chunk_name=chunk_name)
+            return session.eval(code, inputs=inputs, chunk_name=chunk_name, on_output=on_output, on_log=on_log)
 
     async def eval_async(
         self,
@@ -157,7 +178,7 @@ class Sandbox:
 
         def run() -> Report:
             with self.session() as session:
-                return session._eval(code, inputs, chunk_name, loop)
+                return session._eval(code, inputs, chunk_name, loop, None, None)
 
         return await asyncio.to_thread(run)
 
@@ -217,10 +238,13 @@ class Session:
         *,
         inputs: Mapping[str, Json] | None = None,
         chunk_name: str | None = None,
+        on_output: OutputSink | None = None,
+        on_log: LogSink | None = None,
     ) -> Report:
         """Runs ``code`` in this session and returns its report. Inputs
-        become globals before it runs."""
-        return self._eval(code, inputs, chunk_name, None)
+        become globals before it runs; the sinks are as in
+        :meth:`Sandbox.eval`."""
+        return self._eval(code, inputs, chunk_name, None, on_output, on_log)
 
     async def eval_async(
         self,
@@ -231,7 +255,7 @@ class Session:
     ) -> Report:
         """:meth:`eval` without blocking the event loop."""
         loop = asyncio.get_running_loop()
-        return await asyncio.to_thread(self._eval, code, inputs, chunk_name, loop)
+        return await asyncio.to_thread(self._eval, code, inputs, chunk_name, loop, None, None)
 
     def _eval(
         self,
@@ -239,8 +263,12 @@ class Session:
         inputs: Mapping[str, Json] | None,
         chunk_name: str | None,
         loop: asyncio.AbstractEventLoop | None,
+        on_output: OutputSink | None,
+        on_log: LogSink | None,
     ) -> Report:
         chunk = self.sandbox.chunk_name if chunk_name is None else chunk_name
+        if not isinstance(chunk, str):
+            raise ConfigError(f"chunk_name must be a str, not {type(chunk).__name__}")
         if isinstance(code, str):
             source = code.encode("utf-8")
         elif isinstance(code, (bytes, bytearray, memoryview)):
@@ -265,9 +293,16 @@ class Session:
                     None,
                     Stats(),
                 )
-            return self._run(request, chunk, loop)
+            return self._run(request, chunk, loop, on_output, on_log)
 
-    def _run(self, request: cm.Record, chunk: str, loop: asyncio.AbstractEventLoop | None) -> Report:
+    def _run(
+        self,
+        request: cm.Record,
+        chunk: str,
+        loop: asyncio.AbstractEventLoop | None,
+        on_output: OutputSink | None,
+        on_log: LogSink | None,
+    ) -> Report:
         limits = self.sandbox.limits
         started = time.monotonic()
         ctx = EvalContext(
@@ -277,6 +312,8 @@ class Session:
             loop=loop,
             max_reply_bytes=limits.max_memory_bytes,
         )
+        ctx.on_output = on_output
+        ctx.on_log = on_log
         fuel = limits.effective_fuel
         self._store.set_fuel(fuel)
         self._store.set_epoch_deadline(self._guest.epoch_ticks(limits.timeout))
@@ -288,8 +325,13 @@ class Session:
                 result = self._call(self._eval_func, self._handle, request)
         except wasmtime.WasmtimeError as e:
             trap = e
+        except Exception as e:  # noqa: BLE001 - a host failure is the eval's report
+            ctx.escaped(e)
         finally:
             _guest.set_current_eval(None)
+        if isinstance(ctx.escape, (KeyboardInterrupt, SystemExit)):
+            self._poisoned = "an earlier eval was interrupted"
+            raise ctx.escape
         elapsed = time.monotonic() - started
         fuel_used = fuel if _is_fuel(trap) else fuel - self._store.get_fuel()
         output = ctx.output()
@@ -300,6 +342,10 @@ class Session:
             wall_time_us=int(elapsed * 1_000_000),
         )
 
+        if ctx.escape is not None:
+            self._poisoned = "an earlier eval failed in the host (internal)"
+            message = f"the host failed while the script ran: {type(ctx.escape).__name__}: {ctx.escape}"
+            return _host_stop("internal", message, chunk, output, host_stats, ctx.logs)
         if trap is not None or ctx.timed_out:
             # Past the deadline the trap is the deadline's, whatever wasmtime
             # names it: the epoch check can surface as an out-of-fuel trap.

@@ -52,8 +52,8 @@ def to_wit(value: Json, what: str) -> cm.Variant:
     if isinstance(value, (dict, list, tuple)):
         try:
             return cm.Variant("json", to_json_text(value))
-        except (TypeError, ValueError) as e:
-            raise ConfigError(f"{what}: cannot become JSON ({e})") from None
+        except (TypeError, ValueError, RecursionError) as e:
+            raise ConfigError(f"{what}: cannot become JSON ({type(e).__name__}: {e})") from None
     raise ConfigError(f"{what}: a {type(value).__name__} cannot cross into Lua (use None, bool, int, float, str, list or dict)")
 
 
