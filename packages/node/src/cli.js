@@ -5,7 +5,7 @@
 import { closeSync, openSync, readFileSync, readSync } from 'node:fs';
 import { basename } from 'node:path';
 import { parseArgs } from 'node:util';
-import { LIMIT_KINDS } from './report.js';
+import { LIMIT_KINDS, oneLine } from './report.js';
 import { Sandbox } from './sandbox.js';
 import { parseKeepingNumbers } from './values.js';
 
@@ -123,7 +123,8 @@ function logLine({ level, message, fieldsJson }) {
     line += `${sep}${key}=${JSON.stringify(value)}`;
     sep = ' ';
   }
-  return line.replace(/\n/g, ' ');
+  // One line whatever the script put in it, control characters escaped.
+  return oneLine(line);
 }
 
 /** Runs the command line `argv`; resolves to the exit status. */

@@ -6,7 +6,7 @@ export interface Limits {
   maxCallDepth?: number;
   /** Length of any one string, in bytes (at least 1 KiB). Default 16 MiB. */
   maxStringBytes?: number | bigint;
-  /** Bytes the Lua heap may hold (at least 256 KiB). Default 64 MiB. */
+  /** Bytes the Lua heap may hold (1 MiB to 1 GiB). Default 64 MiB. */
   maxMemoryBytes?: number | bigint;
   /** Bytes the script may write per eval (at most 1 GiB here). Default 1 MiB. */
   maxOutputBytes?: number | bigint;

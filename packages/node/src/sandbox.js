@@ -169,6 +169,13 @@ async function runCall(capabilities, name, args, maxReply) {
   }
 }
 
+// The bytes a reply carries into the guest.
+function replyBytes({ val }) {
+  if (typeof val === 'string') return Buffer.byteLength(val, 'utf8');
+  if (val && typeof val.val === 'string') return Buffer.byteLength(val.val, 'utf8');
+  return 8;
+}
+
 // Runs a batch at most `limit` at a time; the replies are in request order.
 async function runBatch(capabilities, calls, limit, maxReply) {
   const results = new Array(calls.length);
@@ -221,7 +228,6 @@ class GuestWorker {
         modules: coreModules(pagesFor(limits.maxWasmMemoryBytes)),
         bindingsUrl: BINDINGS_URL,
         config: options.witConfig,
-        determinism: options.witConfig.deterministic,
         capPort: port2,
         shared: { ctrl: this.ctrl.buffer, output: this.output, logs: this.logs },
         maxWasmBytes: limits.maxWasmMemoryBytes,
@@ -266,8 +272,16 @@ class GuestWorker {
   async #onCalls(calls) {
     this.capabilityCalls += calls.length;
     const { capabilities, maxCallsInFlight, limits } = this.#options;
-    const replies = await runBatch(capabilities, calls, maxCallsInFlight, Number(limits.maxMemoryBytes));
+    const maxReply = Number(limits.maxMemoryBytes);
+    let replies = await runBatch(capabilities, calls, maxCallsInFlight, maxReply);
     if (this.dead) return;
+    // A batch holds at most the memory limit of replies in all, as in the
+    // Rust crate.
+    const total = replies.reduce((sum, r) => sum + replyBytes(r), 0);
+    if (total > maxReply) {
+      const message = `parallel: the batch's replies hold ${total} bytes, more than maxMemoryBytes (${maxReply})`;
+      replies = replies.map(() => ({ tag: 'err', val: message }));
+    }
     this.#port.postMessage(replies);
     Atomics.store(this.ctrl, CTRL.REPLY, 1);
     Atomics.notify(this.ctrl, CTRL.REPLY);
@@ -298,10 +312,6 @@ class GuestWorker {
     });
   }
 
-  close(id) {
-    return this.#serial(() => this.#request({ op: 'close', id }));
-  }
-
   /**
    * Runs one eval under the deadline. Resolves to the worker's reply, or
    * to `{timedOut: true}` once the worker has been ended at the deadline,
@@ -311,10 +321,10 @@ class GuestWorker {
     return this.#serial(async () => {
       this.#worker.ref();
       await this.#ready;
-      if (this.dead) return { gone: this.dead, wallTimeUs: 0 };
+      // Ended by an earlier eval's stop before this one began: it never ran.
+      if (this.dead) return { gone: this.dead, notRun: true, wallTimeUs: 0 };
       Atomics.store(this.ctrl, CTRL.OUTPUT_LEN, 0);
       Atomics.store(this.ctrl, CTRL.LOG_LEN, 0);
-      Atomics.store(this.ctrl, CTRL.OUTPUT_TOTAL, 0);
       this.capabilityCalls = 0;
       const started = performance.now();
       let timer;
@@ -372,7 +382,7 @@ class GuestWorker {
     const outputBytes = new Uint8Array(outLen);
     outputBytes.set(new Uint8Array(this.output, 0, outLen));
     const { events: logs } = this.#events(0, Atomics.load(this.ctrl, CTRL.LOG_LEN));
-    return { outputBytes, logs, outputTotal: Atomics.load(this.ctrl, CTRL.OUTPUT_TOTAL) };
+    return { outputBytes, logs };
   }
 
   // The log events between two offsets of the log buffer.
@@ -453,11 +463,16 @@ function evalRequest(code, options, maxReply) {
   return { request: { code: bytes, chunkName, inputs }, inputError, sinks: { onOutput: options.onOutput, onLog: options.onLog } };
 }
 
+// What runEval gives for a one-shot eval whose worker was ended before it
+// began, by another eval's stop: it runs again on a fresh worker.
+const NOT_RUN = Symbol('not run');
+
 async function runEval(worker, msg, options) {
   const { request, inputError, sinks } = msg;
   const chunk = request.chunkName;
   if (inputError) return hostReport('invalid_value', inputError, chunk);
   const reply = await worker.eval({ op: 'eval', id: msg.id, oneShot: msg.oneShot, request }, options.limits.timeoutMs, sinks);
+  if (reply.notRun && msg.oneShot) return NOT_RUN;
   if (reply.createError !== undefined && reply.createError !== null) {
     throw configError(reply.createError);
   }
@@ -561,8 +576,14 @@ export class Sandbox {
   async eval(code, options = {}) {
     this.#check();
     const msg = evalRequest(code, options, Number(this.#options.limits.maxMemoryBytes));
-    if (!this.#worker || this.#worker.dead) this.#worker = new GuestWorker(this.#options);
-    return runEval(this.#worker, { ...msg, oneShot: true }, this.#options);
+    // Evals queued behind one the wall stopped never ran on that worker:
+    // each goes to a fresh worker instead of reporting the other's stop.
+    for (;;) {
+      this.#check();
+      if (!this.#worker || this.#worker.dead) this.#worker = new GuestWorker(this.#options);
+      const report = await runEval(this.#worker, { ...msg, oneShot: true }, this.#options);
+      if (report !== NOT_RUN) return report;
+    }
   }
 
   /** A session: globals persist between its evals. It has its own worker. */

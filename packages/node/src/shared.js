@@ -8,10 +8,8 @@ export const CTRL = {
   OUTPUT_LEN: 1,
   /** Bytes of log events in the log buffer this eval. */
   LOG_LEN: 2,
-  /** Output bytes the guest wrote this eval. */
-  OUTPUT_TOTAL: 3,
 };
-export const CTRL_SLOTS = 4;
+export const CTRL_SLOTS = 3;
 
 /** The WIT's log levels, in the order the log buffer numbers them. */
 export const LEVELS = ['debug', 'info', 'warn', 'error'];

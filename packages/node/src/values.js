@@ -43,7 +43,7 @@ export function fromWit(value) {
  * integral number or a bigint is an integer, another number a float, a
  * string is text, JSON.rawJSON(text) is sent as that JSON text exactly, and
  * anything else goes through JSON.stringify (bigints written exactly).
- * `maxBytes` bounds the JSON text.
+ * `maxBytes` bounds the text or the JSON text, in UTF-8 bytes.
  */
 export function toWit(value, maxBytes) {
   switch (typeof value) {
@@ -61,6 +61,9 @@ export function toWit(value, maxBytes) {
       if (value < S64_MIN || value > S64_MAX) throw new Error('the result is an integer outside 64 bits');
       return { tag: 'integer', val: value };
     case 'string':
+      if (Buffer.byteLength(value, 'utf8') > maxBytes) {
+        throw new Error(`the result is more than ${maxBytes} bytes of text, the sandbox's memory limit; return less data`);
+      }
       return { tag: 'text', val: value };
     case 'object': {
       if (value === null) return { tag: 'nil' };
@@ -73,7 +76,7 @@ export function toWit(value, maxBytes) {
       }
       const text = stringifyExact(value);
       if (text === undefined) return { tag: 'nil' };
-      if (text.length > maxBytes) {
+      if (Buffer.byteLength(text, 'utf8') > maxBytes) {
         throw new Error(`the result is more than ${maxBytes} bytes of JSON, the sandbox's memory limit; return less data`);
       }
       return { tag: 'json', val: text };

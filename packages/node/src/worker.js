@@ -9,7 +9,6 @@
 //   {op: 'eval', id, oneShot, request, deadline}
 //                                    run one eval (in a fresh guest session
 //                                    when `oneShot`)
-//   {op: 'close', id}                drop guest session `id`
 // Capability calls go to the main thread on `workerData.capPort`; the worker
 // blocks in Atomics.wait until the reply is there (or the deadline passes).
 
@@ -17,7 +16,8 @@ import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_thread
 import { WASIShim } from '@bytecodealliance/preview2-shim/instantiation';
 import { CTRL, LEVELS } from './shared.js';
 
-const { modules, bindingsUrl, config, determinism, capPort, shared, maxWasmBytes } = workerData;
+const { modules, bindingsUrl, config, capPort, shared, maxWasmBytes } = workerData;
+const determinism = config.deterministic;
 const ctrl = new Int32Array(shared.ctrl);
 const outBytes = new Uint8Array(shared.output);
 const logBytes = new Uint8Array(shared.logs);
@@ -38,7 +38,6 @@ const output = {
     const n = Math.min(room, bytes.length);
     if (n > 0) outBytes.set(n === bytes.length ? bytes : bytes.subarray(0, n), at);
     Atomics.store(ctrl, CTRL.OUTPUT_LEN, at + n);
-    Atomics.add(ctrl, CTRL.OUTPUT_TOTAL, bytes.length);
   },
   // Events as [level u8][message length u32][message][fields length u32]
   // [fields]: 9 bytes of framing, less than the 32 the guest charges each
@@ -222,10 +221,6 @@ parentPort.on('message', (msg) => {
       const made = create();
       if (made.session) sessions.set(msg.id, made.session);
       reply = { createError: made.createError ?? null };
-    } else if (msg.op === 'close') {
-      sessions.get(msg.id)?.[Symbol.dispose]();
-      sessions.delete(msg.id);
-      reply = {};
     } else if (msg.op === 'eval') {
       deadline = msg.deadline;
       if (msg.oneShot) {

@@ -97,6 +97,8 @@ try {
     try {
       const report = await sandboxFor(testCase.limits).eval(testCase.script, { chunkName: file['chunk-name'] });
       text = line(testCase.name, report);
+      // A stop of the host's own is a failure of this host, not a result.
+      if (report.error && ['internal', 'session_poisoned'].includes(report.error.kind)) process.exitCode = 1;
     } catch (e) {
       text = JSON.stringify({ name: testCase.name, ok: false, error: { kind: 'create', message: e.reason ?? e.message } });
     }

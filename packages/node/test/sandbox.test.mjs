@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -165,6 +165,53 @@ describe('the outer wall', () => {
   });
 });
 
+describe('one-shot evals and replies', () => {
+  test('evals queued behind one the wall stopped run on a fresh worker', async () => {
+    const s = new Sandbox({ limits: { timeoutMs: 300, maxInstructions: 1e12 } });
+    try {
+      const [stopped, next, after] = await Promise.all([
+        s.eval('while true do end'),
+        s.eval('return 1'),
+        s.eval('return 2'),
+      ]);
+      assert.equal(stopped.error?.kind, 'timeout');
+      assert.equal(next.valuesJson, '[1]');
+      assert.equal(after.valuesJson, '[2]');
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a reply or a batch larger than the heap limit never enters the guest', async () => {
+    const s = new Sandbox({
+      limits: { maxMemoryBytes: 1 << 20 },
+      capabilities: { big: () => 'x'.repeat(4 << 20), part: () => 'y'.repeat(400 << 10), small: () => 'ok' },
+    });
+    try {
+      const r = await s.eval('local a, e = pcall(big) local b, f = pcall(parallel, {1, 2, 3}, part) return a, e, b, f, small()');
+      assert.equal(r.ok, true);
+      const [a, e, b, f, small] = r.values;
+      assert.equal(a, false);
+      assert.match(e, /^big: the result is more than 1048576 bytes of text/);
+      assert.equal(b, false);
+      assert.match(f, /the batch's replies hold 1228800 bytes, more than maxMemoryBytes/);
+      assert.equal(small, 'ok');
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a log line and a summary are one line, control characters escaped', async () => {
+    const s = new Sandbox();
+    try {
+      const r = await s.eval('error("l1\\n  l2\\27[2K", 0)');
+      assert.equal(r.error.summary, 'error[runtime]: l1 l2\\u{1b}[2K');
+    } finally {
+      await s.close();
+    }
+  });
+});
+
 describe('sessions', () => {
   test('state persists across evals', async () => {
     await using session = await sandbox.session();
@@ -217,6 +264,7 @@ describe('options', () => {
 describe('the CLI', () => {
   const bin = new URL('../bin/moonbox.mjs', import.meta.url).pathname;
   const dir = mkdtempSync(join(tmpdir(), 'moonbox-cli-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
   const run = (args, script) => {
     const file = join(dir, 'main.lua');
     writeFileSync(file, script);
