@@ -131,17 +131,22 @@ class EvalContext:
     def _finish(self, name: str, future: concurrent.futures.Future[Any]) -> cm.Variant | str:
         remaining = self.deadline - time.monotonic()
         try:
-            result = future.result(timeout=max(remaining, 0.0))
+            concurrent.futures.wait([future], timeout=max(remaining, 0.0))
+        except BaseException as e:  # noqa: BLE001 - KeyboardInterrupt while waiting
+            future.cancel()
+            self.escaped(e)
+            return f"{name}: the host was interrupted"
+        if not future.done():
+            # Still running at the deadline: the eval ends as a timeout; the
+            # call's thread or task is left to finish on its own.
+            future.cancel()
+            self.timed_out = True
+            return f"{name}: still running at the eval's deadline"
+        try:
+            result = future.result()
+        except concurrent.futures.CancelledError:
+            return f"{name}: the call was cancelled"
         except BaseException as e:  # noqa: BLE001 - any failure is the script's Lua error
-            if not future.done():
-                # The wait ended at the deadline. (A capability's own
-                # TimeoutError, the same class since Python 3.11, comes from
-                # a done future and is an ordinary failure.)
-                future.cancel()
-                self.timed_out = True
-                return f"{name}: still running at the eval's deadline"
-            if isinstance(e, concurrent.futures.CancelledError):
-                return f"{name}: the call was cancelled"
             if not isinstance(e, Exception):
                 self.escaped(e)
             return f"{name}: {e}" if str(e) else f"{name}: {type(e).__name__}"
@@ -157,7 +162,12 @@ class EvalContext:
 
 def _reply_bytes(reply: cm.Variant | str) -> int:
     """The bytes a reply carries into the guest: its text, or its JSON."""
-    if isinstance(reply, str):
-        return len(reply)
-    payload = reply.payload
-    return len(payload.encode("utf-8")) if isinstance(payload, str) else 8
+    text = reply if isinstance(reply, str) else reply.payload
+    return len(text.encode("utf-8", "replace")) if isinstance(text, str) else 8
+
+
+def utf8_safe(text: str) -> str:
+    """``text`` with anything UTF-8 cannot hold (a lone surrogate, as
+    ``os.fsdecode`` makes of a badly encoded name) replaced, so that an
+    error message always crosses into the guest."""
+    return text.encode("utf-8", "replace").decode("utf-8")

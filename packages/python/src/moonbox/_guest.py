@@ -8,9 +8,12 @@ thread, and so do the imports it calls back.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,6 +22,8 @@ import wasmtime
 from wasmtime import component as cm
 
 from .errors import ComponentError
+
+from ._eval import utf8_safe
 
 if TYPE_CHECKING:
     from ._eval import EvalContext
@@ -32,6 +37,8 @@ LUA_EXPORT = "moonbox:sandbox/lua@0.3.0"
 MAX_WASM_STACK = 1 << 20
 #: How often the epoch advances: the deadline's resolution.
 EPOCH_TICK_SECONDS = 0.002
+#: The most ticks one wake-up of the ticker delivers.
+MAX_TICKS_PER_WAKE = 10_000
 
 #: Where the component is read from: ``MOONBOX_COMPONENT`` when set (a build
 #: of one's own), else the one shipped in the package.
@@ -98,6 +105,7 @@ class Guest:
 
         self._ticker_lock = threading.Condition()
         self._running = 0
+        self._last = time.monotonic()
         self._ticker: threading.Thread | None = None
 
     def _export(self, name: str, parent: cm.ExportIndex | None = None) -> cm.ExportIndex:
@@ -107,57 +115,54 @@ class Guest:
         return index
 
     # --- The epoch: the wall-clock deadline -----------------------------
+    #
+    # A ticker thread advances the engine's epoch every EPOCH_TICK_SECONDS
+    # while any call into the guest runs. It needs the GIL to do so, and a
+    # busy thread can hold the GIL for milliseconds (or a long C call for
+    # more), so the ticker counts the clock, not its wake-ups: `_last` is
+    # the time up to which ticks were delivered, and a late wake-up delivers
+    # every tick owed. A call arms its deadline under the same lock,
+    # counting the ticks owed but not yet delivered, so that ticks for time
+    # before it began never count against it: a deadline is neither early
+    # nor stretched by load.
 
-    def epoch_ticks(self, seconds: float) -> int:
-        """Epoch ticks that cover ``seconds``, and two more: the ticker's
-        phase is not the eval's, so the first tick can come at once, and a
-        tick can carry up to one tick of time from before the eval."""
-        return int(seconds / EPOCH_TICK_SECONDS) + 2
-
-    def running(self) -> _Running:
-        """Keeps the ticker going while a call into the guest runs."""
-        return _Running(self)
-
-    def _enter(self) -> None:
+    @contextmanager
+    def running(self, store: wasmtime.Store, seconds: float) -> Iterator[None]:
+        """Arms ``store``'s deadline ``seconds`` from now and keeps the
+        ticker going while the call into the guest runs."""
         with self._ticker_lock:
+            now = time.monotonic()
+            if self._running == 0:
+                # Nothing ran since the last tick: no time is owed.
+                self._last = now
             self._running += 1
+            owed = int((now - self._last) / EPOCH_TICK_SECONDS)
+            # One tick more for the partial tick already under way.
+            store.set_epoch_deadline(math.ceil(seconds / EPOCH_TICK_SECONDS) + owed + 1)
             if self._ticker is None:
                 self._ticker = threading.Thread(target=self._tick, name="moonbox-epoch", daemon=True)
                 self._ticker.start()
             self._ticker_lock.notify()
-
-    def _leave(self) -> None:
-        with self._ticker_lock:
-            self._running -= 1
+        try:
+            yield
+        finally:
+            with self._ticker_lock:
+                self._running -= 1
 
     def _tick(self) -> None:
-        """Advances the epoch by the time that passed, not by wake-ups: this
-        thread needs the GIL to run, and a busy Python thread can keep it
-        for milliseconds, so counting wake-ups would stretch the deadline.
-        Ticks that were due while the thread waited are made up at once."""
-        last = time.monotonic()
         while True:
             with self._ticker_lock:
-                if self._running == 0:
-                    while self._running == 0:
-                        self._ticker_lock.wait()
-                    last = time.monotonic()
+                while self._running == 0:
+                    self._ticker_lock.wait()
             time.sleep(EPOCH_TICK_SECONDS)
-            due = int((time.monotonic() - last) / EPOCH_TICK_SECONDS)
-            for _ in range(due):
-                self.engine.increment_epoch()
-            last += due * EPOCH_TICK_SECONDS
-
-
-class _Running:
-    def __init__(self, guest: Guest) -> None:
-        self.guest = guest
-
-    def __enter__(self) -> None:
-        self.guest._enter()
-
-    def __exit__(self, *_: object) -> None:
-        self.guest._leave()
+            with self._ticker_lock:
+                owed = int((time.monotonic() - self._last) / EPOCH_TICK_SECONDS)
+                # A long stall (a stopped process) is made up over several
+                # wake-ups rather than in one long hold of the lock.
+                due = min(owed, MAX_TICKS_PER_WAKE)
+                for _ in range(due):
+                    self.engine.increment_epoch()
+                self._last += due * EPOCH_TICK_SECONDS
 
 
 _guest: Guest | None = None
@@ -201,7 +206,8 @@ def _log(_store: Any, level: Any, message: str, fields: str) -> None:
 def _call(_store: Any, name: str, args: list[cm.Variant]) -> cm.Variant | str:
     ctx = current_eval()
     try:
-        return ctx.call(name, args)
+        reply = ctx.call(name, args)
+        return utf8_safe(reply) if isinstance(reply, str) else reply
     except BaseException as e:  # noqa: BLE001
         ctx.escaped(e)
         return f"{name}: the host failed ({type(e).__name__})"
@@ -210,7 +216,8 @@ def _call(_store: Any, name: str, args: list[cm.Variant]) -> cm.Variant | str:
 def _call_many(_store: Any, calls: list[Any]) -> list[cm.Variant | str]:
     ctx = current_eval()
     try:
-        return ctx.call_many([(getattr(c, "name"), getattr(c, "args")) for c in calls])
+        replies = ctx.call_many([(getattr(c, "name"), getattr(c, "args")) for c in calls])
+        return [utf8_safe(r) if isinstance(r, str) else r for r in replies]
     except BaseException as e:  # noqa: BLE001
         ctx.escaped(e)
         return [f"{getattr(c, 'name', '?')}: the host failed ({type(e).__name__})" for c in calls]

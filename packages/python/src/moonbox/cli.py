@@ -23,7 +23,7 @@ from .sandbox import Determinism, Sandbox
 
 USAGE_ERROR = 2
 
-_SIZE = re.compile(r"^(\d+)\s*([A-Za-z]*)$")
+_SIZE = re.compile(r"^([0-9]+)\s*([A-Za-z]*)$")
 # As the Rust CLI reads them, in any case: K, KB and KiB are all 1024.
 _UNITS = {"": 0, "b": 0, "k": 10, "kb": 10, "kib": 10, "m": 20, "mb": 20, "mib": 20, "g": 30, "gb": 30, "gib": 30}
 _DURATION = re.compile(r"^(\d+(?:\.\d+)?)\s*(ms|s|m|h)$")
@@ -42,7 +42,12 @@ def size(text: str) -> int:
     shift = _UNITS.get(m.group(2).lower())
     if shift is None:
         raise argparse.ArgumentTypeError(f"unknown size unit {m.group(2)!r}; use B, KiB, MiB or GiB")
-    return int(m.group(1)) << shift
+    n = int(m.group(1)) << shift
+    if n == 0:
+        raise argparse.ArgumentTypeError("the size must be greater than zero")
+    if n > 4 << 30:
+        raise argparse.ArgumentTypeError(f"{text!r} is larger than the most allowed, 4GiB")
+    return n
 
 
 def duration(text: str) -> float:
@@ -53,7 +58,7 @@ def duration(text: str) -> float:
 
 
 def count(text: str) -> int:
-    if not text.isdigit():
+    if not re.fullmatch(r"[0-9]+", text):
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number")
     return int(text)
 

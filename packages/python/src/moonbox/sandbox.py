@@ -17,7 +17,7 @@ from wasmtime import component as cm
 from . import _guest
 from ._eval import EvalContext
 from .capabilities import Capability, capability_list
-from .errors import ConfigError
+from .errors import ComponentError, ConfigError
 from .limits import Limits
 from .report import LuaError, Report, Stats
 from .report import LogEvent
@@ -206,15 +206,16 @@ class Session:
         self._store.set_wasi(wasmtime.WasiConfig())
         self._store.set_limits(memory_size=limits.effective_max_wasm_memory_bytes)
         self._store.set_fuel(limits.effective_fuel)
-        self._store.set_epoch_deadline(self._guest.epoch_ticks(limits.timeout))
         try:
-            with self._guest.running():
+            with self._guest.running(self._store, _start_seconds(limits)):
                 instance = self._guest.linker.instantiate(self._store, self._guest.component)
                 self._create = instance.get_func(self._store, self._guest.create_index)
                 self._eval_func = instance.get_func(self._store, self._guest.eval_index)
                 created = self._call(self._create, sandbox._config())
         except wasmtime.WasmtimeError as e:
-            raise ConfigError(f"cannot start a session: {_trap_message(e)}") from None
+            # Starting runs only the guest's own code on a bounded config,
+            # under a deadline of its own: a trap here is the host's fault.
+            raise ComponentError(f"cannot start a session: {_trap_message(e)}") from None
         if isinstance(created, str):
             raise ConfigError(created)
         self._handle = created
@@ -316,12 +317,11 @@ class Session:
         ctx.on_log = on_log
         fuel = limits.effective_fuel
         self._store.set_fuel(fuel)
-        self._store.set_epoch_deadline(self._guest.epoch_ticks(limits.timeout))
         _guest.set_current_eval(ctx)
         trap: wasmtime.WasmtimeError | None = None
         result: Any = None
         try:
-            with self._guest.running():
+            with self._guest.running(self._store, limits.timeout):
                 result = self._call(self._eval_func, self._handle, request)
         except wasmtime.WasmtimeError as e:
             trap = e
@@ -404,9 +404,8 @@ class Session:
             handle, self._handle = self._handle, None
             if handle is not None and self._poisoned is None:
                 try:
-                    with self._guest.running():
-                        self._store.set_fuel(self.sandbox.limits.effective_fuel)
-                        self._store.set_epoch_deadline(self._guest.epoch_ticks(self.sandbox.limits.timeout))
+                    self._store.set_fuel(self.sandbox.limits.effective_fuel)
+                    with self._guest.running(self._store, _start_seconds(self.sandbox.limits)):
                         handle.drop(self._store)
                 except wasmtime.WasmtimeError:
                     pass  # the store goes away with the session either way
@@ -421,6 +420,16 @@ class Session:
         _tb: TracebackType | None,
     ) -> None:
         self.close()
+
+
+#: The least time a session's start (or its end) may take, whatever the
+#: eval's timeout: it runs only the guest's own code on a bounded config,
+#: and a GIL held elsewhere must not make it fail.
+MIN_START_SECONDS = 10.0
+
+
+def _start_seconds(limits: Limits) -> float:
+    return max(limits.timeout, MIN_START_SECONDS)
 
 
 def _host_stop(

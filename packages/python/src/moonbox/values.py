@@ -48,13 +48,25 @@ def to_wit(value: Json, what: str) -> cm.Variant:
             raise ConfigError(f"{what}: {value} is not a JSON number")
         return cm.Variant("float", value)
     if isinstance(value, str):
+        _check_utf8(value, what)
         return cm.Variant("text", value)
     if isinstance(value, (dict, list, tuple)):
         try:
-            return cm.Variant("json", to_json_text(value))
+            text = to_json_text(value)
         except (TypeError, ValueError, RecursionError) as e:
             raise ConfigError(f"{what}: cannot become JSON ({type(e).__name__}: {e})") from None
+        _check_utf8(text, what)
+        return cm.Variant("json", text)
     raise ConfigError(f"{what}: a {type(value).__name__} cannot cross into Lua (use None, bool, int, float, str, list or dict)")
+
+
+def _check_utf8(text: str, what: str) -> None:
+    """Lua strings from the host are UTF-8; a lone surrogate (as
+    ``os.fsdecode`` makes of a badly encoded name) has no UTF-8 form."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise ConfigError(f"{what}: the text is not valid Unicode ({e.reason} at {e.start})") from None
 
 
 def from_wit(value: cm.Variant) -> Json:
