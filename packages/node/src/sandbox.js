@@ -321,7 +321,8 @@ class GuestWorker {
     return this.#serial(async () => {
       this.#worker.ref();
       await this.#ready;
-      // Ended by an earlier eval's stop before this one began: it never ran.
+      // Ended before this eval began: it never ran. `byStop` says an
+      // earlier eval's stop ended the worker (not its own start-up).
       if (this.dead) return { gone: this.dead, notRun: true, wallTimeUs: 0 };
       Atomics.store(this.ctrl, CTRL.OUTPUT_LEN, 0);
       Atomics.store(this.ctrl, CTRL.LOG_LEN, 0);
@@ -338,10 +339,10 @@ class GuestWorker {
       clearTimeout(timer);
       if (poll) clearInterval(poll);
       if (reply.timedOut) {
-        this.dead = { kind: 'timeout', message: 'an earlier eval was stopped by the host (timeout)' };
+        this.dead = { kind: 'timeout', message: 'an earlier eval was stopped by the host (timeout)', byStop: true };
         await this.#worker.terminate();
       } else if (reply.fatal) {
-        this.dead = { kind: reply.trap, message: `an earlier eval was stopped by the host (${reply.trap})` };
+        this.dead = { kind: reply.trap, message: `an earlier eval was stopped by the host (${reply.trap})`, byStop: true };
         await this.#worker.terminate();
       }
       reply.wallTimeUs = Math.round((performance.now() - started) * 1000);
@@ -472,7 +473,16 @@ async function runEval(worker, msg, options) {
   const chunk = request.chunkName;
   if (inputError) return hostReport('invalid_value', inputError, chunk);
   const reply = await worker.eval({ op: 'eval', id: msg.id, oneShot: msg.oneShot, request }, options.limits.timeoutMs, sinks);
-  if (reply.notRun && msg.oneShot) return NOT_RUN;
+  if (reply.notRun) {
+    // Another eval's stop ended the worker before this one began. A one-shot
+    // eval runs again on a fresh worker; a session's state is gone.
+    if (msg.oneShot && reply.gone.byStop) return NOT_RUN;
+    const kind = msg.oneShot ? reply.gone.kind : 'session_poisoned';
+    const message = msg.oneShot
+      ? reply.gone.message
+      : `this session can no longer run code: ${reply.gone.message}; start a new session`;
+    return hostReport(kind, message, chunk);
+  }
   if (reply.createError !== undefined && reply.createError !== null) {
     throw configError(reply.createError);
   }
@@ -578,6 +588,9 @@ export class Sandbox {
     const msg = evalRequest(code, options, Number(this.#options.limits.maxMemoryBytes));
     // Evals queued behind one the wall stopped never ran on that worker:
     // each goes to a fresh worker instead of reporting the other's stop.
+    // Each retry follows a stop of another eval, so retries are bounded by
+    // the evals started before this one; a worker that dies on its own
+    // (at start-up, say) gives its report at once.
     for (;;) {
       this.#check();
       if (!this.#worker || this.#worker.dead) this.#worker = new GuestWorker(this.#options);

@@ -182,6 +182,38 @@ describe('one-shot evals and replies', () => {
     }
   });
 
+  test('a worker that cannot start gives a report, not a retry', async () => {
+    const s = new Sandbox({ resourceLimits: { maxOldGenerationSizeMb: 6, maxYoungGenerationSizeMb: 4 } });
+    try {
+      const started = performance.now();
+      const r = await s.eval('return 1');
+      assert.equal(r.ok, false);
+      assert.ok(['memory_limit', 'internal'].includes(r.error.kind), r.error.summary);
+      assert.ok(performance.now() - started < 10_000);
+    } finally {
+      await s.close();
+    }
+  });
+
+  test('a session eval queued behind a stopped one is poisoned, without the other eval\'s output', async () => {
+    const s = new Sandbox({ limits: { timeoutMs: 300, maxInstructions: 1e12 } });
+    const session = await s.session();
+    try {
+      const [stopped, queued] = await Promise.all([
+        session.eval('print("from A") while true do end'),
+        session.eval('print("from B") return 1'),
+      ]);
+      assert.equal(stopped.error?.kind, 'timeout');
+      assert.equal(stopped.output, 'from A\n');
+      assert.equal(queued.error?.kind, 'session_poisoned');
+      assert.equal(queued.output, '');
+      assert.deepEqual(queued.logs, []);
+    } finally {
+      await session.close();
+      await s.close();
+    }
+  });
+
   test('a reply or a batch larger than the heap limit never enters the guest', async () => {
     const s = new Sandbox({
       limits: { maxMemoryBytes: 1 << 20 },
@@ -201,7 +233,7 @@ describe('one-shot evals and replies', () => {
     }
   });
 
-  test('a log line and a summary are one line, control characters escaped', async () => {
+  test('a summary is one line, control characters escaped', async () => {
     const s = new Sandbox();
     try {
       const r = await s.eval('error("l1\\n  l2\\27[2K", 0)');
@@ -294,6 +326,13 @@ describe('the CLI', () => {
     const r = run([], '-'.repeat(16 * 1024 * 1024 + 1));
     assert.equal(r.status, 2);
     assert.match(r.stderr, /is larger than 16777216 bytes/);
+  });
+
+  test('log events go to stderr on one line each, control characters escaped', () => {
+    const r = run([], 'log("warn", "disk\\nlow\\27[31m", {free = 12}) print("x")');
+    assert.equal(r.status, 0);
+    assert.equal(r.stdout, 'x\n');
+    assert.equal(r.stderr, '[warn] disk low\\u{1b}[31m  free=12\n');
   });
 
   test('a limit exits 3', () => {
