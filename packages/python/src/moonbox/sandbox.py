@@ -358,6 +358,9 @@ class Session:
             elif _is_fuel(trap):
                 kind = "fuel_exhausted"
                 message = _fuel_message(limits)
+            elif "call stack exhausted" in str(trap):
+                kind = "call_depth"
+                message = "the script exhausted the wasm stack (recursion through C functions is too deep)"
             else:
                 kind = "internal"
                 message = f"the guest trapped: {_trap_message(trap)}"
