@@ -43,8 +43,9 @@ hosts+=("python=$out/python.jsonl")
 echo "==> node (the moonbox npm package, on jco)"
 (
   cd packages/node
-  npm ci --silent --no-audit --no-fund
-  npm run --silent build
+  # Only the result lines go to the results file.
+  npm ci --silent --no-audit --no-fund >&2
+  npm run --silent build >&2
   npm run --silent cases -- ../../runtimes/cases.json
 ) > "$out/node.jsonl"
 hosts+=("node=$out/node.jsonl")
