@@ -111,10 +111,13 @@ class Sandbox:
         self.chunk_name = chunk_name
         self._by_name = {c.name: c for c in self.capabilities}
         self._guest = _guest.guest()
+        # The config as the guest takes it, built once: every session
+        # (every fresh eval) lowers the same record.
+        self._config = self._build_config()
         # One session proves the config, as the Rust crate's build does.
         Session(self).close()
 
-    def _config(self) -> cm.Record:
+    def _build_config(self) -> cm.Record:
         lim = self.limits
         det = self.deterministic
         return _record(
@@ -211,7 +214,7 @@ class Session:
                 instance = self._guest.linker.instantiate(self._store, self._guest.component)
                 self._create = instance.get_func(self._store, self._guest.create_index)
                 self._eval_func = instance.get_func(self._store, self._guest.eval_index)
-                created = self._call(self._create, sandbox._config())
+                created = self._call(self._create, sandbox._config)
         except wasmtime.WasmtimeError as e:
             # Starting runs only the guest's own code on a bounded config,
             # under a deadline of its own: a trap here is the host's fault.
