@@ -52,6 +52,19 @@ pub(crate) struct ServeArgs {
     /// they are cancelled (at most 1h).
     #[arg(long, value_name = "DURATION", default_value_t = Wait(ServeConfig::DEFAULT_DRAIN_TIMEOUT))]
     drain_timeout: Wait,
+    /// HTTP connections open at once (1 to 65536); past it a new
+    /// connection gets 503 and is closed.
+    #[arg(long, value_name = "N", default_value_t = ServeConfig::DEFAULT_MAX_CONNECTIONS,
+          value_parser = |s: &str| parse_count(s, "connections", ServeConfig::MAX_MAX_CONNECTIONS))]
+    max_connections: usize,
+    /// How long a client may take to send a request's headers; an idle
+    /// keep-alive connection is closed after it too (at most 10m).
+    #[arg(long, value_name = "DURATION", default_value_t = Wait(ServeConfig::DEFAULT_HEADER_TIMEOUT))]
+    header_timeout: Wait,
+    /// How long a request body may take to arrive; past it, 408 (at most
+    /// 10m).
+    #[arg(long, value_name = "DURATION", default_value_t = Wait(ServeConfig::DEFAULT_BODY_TIMEOUT))]
+    body_timeout: Wait,
     /// Run instances in wasmtime's pooling allocator: fresh evals start
     /// several times faster (BENCHMARKS.md), and at most 1,000 instances
     /// live at once, so --max-running plus --max-sessions must stay within
@@ -172,7 +185,10 @@ pub(crate) async fn serve(args: &ServeArgs, sandbox_args: &SandboxArgs) -> Resul
         .max_body_bytes(body)
         // Code at the script bound, but never more than a body holds.
         .max_code_bytes(code.min(body))
-        .drain_timeout(args.drain_timeout.0);
+        .drain_timeout(args.drain_timeout.0)
+        .max_connections(args.max_connections)
+        .header_timeout(args.header_timeout.0)
+        .body_timeout(args.body_timeout.0);
     if let Some(path) = &args.keys {
         config = config.keys(Keys::load(path)?);
     }

@@ -46,6 +46,10 @@ fn a_bad_keys_file_or_flag_is_a_usage_error() {
         ("--max-sessions", "10001"),
         ("--max-queued", "-1"),
         ("--drain-timeout", "forever"),
+        ("--max-connections", "0"),
+        ("--max-connections", "65537"),
+        ("--header-timeout", "11m"),
+        ("--body-timeout", "0s"),
     ] {
         let out = serve(&[flag, value]).output().unwrap();
         assert_eq!(out.status.code(), Some(2), "{flag} {value}");

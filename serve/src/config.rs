@@ -52,6 +52,19 @@ pub struct ServeConfig {
     /// On shutdown, how long evals in flight may run on before they are
     /// cancelled. Default [`ServeConfig::DEFAULT_DRAIN_TIMEOUT`].
     pub drain_timeout: Duration,
+    /// HTTP connections open at once; past it a new connection is answered
+    /// `503 too_many_connections` and closed. Default
+    /// [`ServeConfig::DEFAULT_MAX_CONNECTIONS`].
+    pub max_connections: usize,
+    /// How long a client may take to send a request's headers, counted
+    /// from when the connection opens or its previous response was sent:
+    /// an idle keep-alive connection is closed after it too. Default
+    /// [`ServeConfig::DEFAULT_HEADER_TIMEOUT`].
+    pub header_timeout: Duration,
+    /// How long a request body may take to arrive once its headers have;
+    /// past it the request is refused (408). Default
+    /// [`ServeConfig::DEFAULT_BODY_TIMEOUT`].
+    pub body_timeout: Duration,
 }
 
 impl ServeConfig {
@@ -88,6 +101,17 @@ impl ServeConfig {
     pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
     /// Most [`ServeConfig::drain_timeout`].
     pub const MAX_DRAIN_TIMEOUT: Duration = Duration::from_secs(3600);
+    /// Default [`ServeConfig::max_connections`].
+    pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+    /// Most [`ServeConfig::max_connections`].
+    pub const MAX_MAX_CONNECTIONS: usize = 65_536;
+    /// Default [`ServeConfig::header_timeout`].
+    pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(30);
+    /// Default [`ServeConfig::body_timeout`].
+    pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
+    /// Most [`ServeConfig::header_timeout`] and
+    /// [`ServeConfig::body_timeout`].
+    pub const MAX_READ_TIMEOUT: Duration = Duration::from_secs(600);
 
     /// The defaults, listening on `addr`, without keys.
     pub fn new(addr: SocketAddr) -> ServeConfig {
@@ -103,6 +127,9 @@ impl ServeConfig {
             max_code_bytes: Self::DEFAULT_MAX_CODE_BYTES,
             max_body_bytes: Self::DEFAULT_MAX_BODY_BYTES,
             drain_timeout: Self::DEFAULT_DRAIN_TIMEOUT,
+            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
+            header_timeout: Self::DEFAULT_HEADER_TIMEOUT,
+            body_timeout: Self::DEFAULT_BODY_TIMEOUT,
         }
     }
 
@@ -166,6 +193,24 @@ impl ServeConfig {
         self
     }
 
+    /// Sets [`ServeConfig::max_connections`].
+    pub fn max_connections(mut self, n: usize) -> Self {
+        self.max_connections = n;
+        self
+    }
+
+    /// Sets [`ServeConfig::header_timeout`].
+    pub fn header_timeout(mut self, timeout: Duration) -> Self {
+        self.header_timeout = timeout;
+        self
+    }
+
+    /// Sets [`ServeConfig::body_timeout`].
+    pub fn body_timeout(mut self, timeout: Duration) -> Self {
+        self.body_timeout = timeout;
+        self
+    }
+
     /// Checks every bound, and that an address other than loopback has
     /// keys.
     ///
@@ -195,6 +240,11 @@ impl ServeConfig {
                 self.max_body_bytes,
                 Self::MAX_MAX_BODY_BYTES,
             ),
+            (
+                "max_connections",
+                self.max_connections,
+                Self::MAX_MAX_CONNECTIONS,
+            ),
         ];
         for (name, n, max) in counts {
             // A queue of zero is allowed: refuse whatever cannot run now.
@@ -209,6 +259,12 @@ impl ServeConfig {
             ("queue_wait", self.queue_wait, Self::MAX_QUEUE_WAIT),
             ("session_ttl", self.session_ttl, Self::MAX_SESSION_TTL),
             ("drain_timeout", self.drain_timeout, Self::MAX_DRAIN_TIMEOUT),
+            (
+                "header_timeout",
+                self.header_timeout,
+                Self::MAX_READ_TIMEOUT,
+            ),
+            ("body_timeout", self.body_timeout, Self::MAX_READ_TIMEOUT),
         ];
         for (name, d, max) in durations {
             if d.is_zero() || d > max {
@@ -263,5 +319,17 @@ mod tests {
         assert!(refused(local().queue_wait(Duration::from_secs(601))).contains("queue_wait"));
         assert!(refused(local().drain_timeout(Duration::ZERO)).contains("drain_timeout"));
         assert!(refused(local().max_code_bytes(10).max_body_bytes(5)).contains("never arrive"));
+        assert!(refused(local().max_connections(0)).contains("max_connections is 0"));
+        assert!(refused(local().max_connections(65_537)).contains("max_connections"));
+        assert!(refused(local().header_timeout(Duration::ZERO)).contains("header_timeout"));
+        assert!(refused(local().body_timeout(Duration::from_secs(601))).contains("body_timeout"));
+        assert!(
+            local()
+                .max_connections(1)
+                .header_timeout(Duration::from_millis(1))
+                .body_timeout(Duration::from_secs(600))
+                .validate()
+                .is_ok()
+        );
     }
 }

@@ -79,6 +79,15 @@ impl ApiError {
         self.retry_after = Some(after);
         self
     }
+
+    /// The JSON body: `{"error": {"kind", "message", "retry_after_secs"?}}`.
+    pub(crate) fn body(&self) -> serde_json::Value {
+        let mut error = json!({"kind": self.kind, "message": self.message});
+        if let Some(after) = self.retry_after {
+            error["retry_after_secs"] = json!(retry_secs(after));
+        }
+        json!({ "error": error })
+    }
 }
 
 /// Whole seconds for `Retry-After`, rounded up and at least 1.
@@ -89,14 +98,10 @@ pub(crate) fn retry_secs(after: Duration) -> u64 {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut error = json!({"kind": self.kind, "message": self.message});
-        if let Some(after) = self.retry_after {
-            error["retry_after_secs"] = json!(retry_secs(after));
-        }
         let mut response = (
             self.status,
             [(header::CONTENT_TYPE, "application/json")],
-            json!({ "error": error }).to_string(),
+            self.body().to_string(),
         )
             .into_response();
         if let Some(after) = self.retry_after {

@@ -17,12 +17,10 @@ use axum::routing::{delete, get, post};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
+use crate::connections;
 use crate::error::{ApiError, Error};
 use crate::nats::Worker;
 use crate::service::{Caller, Server, sweep};
-
-/// How long a request body may take to arrive.
-pub const BODY_READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long responses cut short by a drain's cancel have to be written.
 const AFTER_CANCEL: Duration = Duration::from_secs(5);
@@ -101,24 +99,22 @@ impl Bound {
     }
 
     /// Serves until `shutdown` completes, then drains: stops accepting
-    /// connections (and unsubscribes from NATS), answers new requests on
-    /// open connections with 503, lets the evals in flight finish for up to
-    /// the drain timeout, cancels those still running (their reports say
-    /// `cancelled`, with what they printed), closes the sessions and
-    /// returns.
+    /// connections (and unsubscribes from NATS), closes idle connections,
+    /// answers new requests with 503, lets the evals in flight finish for
+    /// up to the drain timeout, cancels those still running (their reports
+    /// say `cancelled`, with what they printed), closes the sessions and
+    /// returns. Connections still open then, a few seconds after the
+    /// cancel, are closed.
     ///
     /// # Errors
-    /// [`Error::Io`] from the listener; [`Error::Nats`] when the NATS
-    /// worker cannot subscribe.
-    ///
-    /// Connections are served on tasks of their own: a request still being
-    /// read or answered when `run_until` returns (after the drain timeout
-    /// and a few seconds more) finishes or fails on its own, bounded by the
-    /// body read timeout and its eval's cancel.
+    /// [`Error::Io`] when the task serving connections fails;
+    /// [`Error::Nats`] when the NATS worker cannot subscribe. A failed
+    /// accept (out of file descriptors, for one) is logged and retried, and
+    /// does not stop the server.
     ///
     /// # Cancel safety
-    /// Dropping the future stops accepting connections and the NATS worker;
-    /// requests on connections already open run to their end.
+    /// Dropping the future stops accepting, closes every connection and
+    /// stops the NATS worker.
     pub async fn run_until(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
@@ -134,14 +130,12 @@ impl Bound {
             None => None,
         };
         let _stop_worker = worker.as_ref().map(|w| AbortOnDrop(w.abort_handle()));
-        let mut quiet = draining;
-        let http = tokio::spawn(
-            axum::serve(self.listener, server.router())
-                .with_graceful_shutdown(async move {
-                    let _ = quiet.wait_for(|d| *d).await;
-                })
-                .into_future(),
-        );
+        let http = tokio::spawn(connections::serve(
+            self.listener,
+            server.router(),
+            server.clone(),
+            draining,
+        ));
         let _stop_http = AbortOnDrop(http.abort_handle());
         // Both transports finished: HTTP's graceful shutdown, then the
         // worker's drain. Each handle is awaited once.
@@ -157,7 +151,7 @@ impl Bound {
         tokio::pin!(done);
         tokio::pin!(shutdown);
         tokio::select! {
-            // Only a listener failure ends HTTP before a drain.
+            // Only a failed task ends HTTP before a drain.
             result = &mut done => return result,
             () = &mut shutdown => {}
         }
@@ -187,11 +181,8 @@ impl Bound {
     }
 }
 
-fn flatten(joined: Result<std::io::Result<()>, tokio::task::JoinError>) -> Result<(), Error> {
-    match joined {
-        Ok(result) => result.map_err(Error::Io),
-        Err(e) => Err(Error::Io(std::io::Error::other(e.to_string()))),
-    }
+fn flatten(joined: Result<(), tokio::task::JoinError>) -> Result<(), Error> {
+    joined.map_err(|e| Error::Io(std::io::Error::other(e.to_string())))
 }
 
 /// Aborts a task when dropped.
@@ -351,14 +342,15 @@ async fn read_body(server: &Server, body: Body, headers: &HeaderMap) -> Result<B
         )
         .retry_after(Duration::from_secs(1))
     })?;
-    match tokio::time::timeout(BODY_READ_TIMEOUT, axum::body::to_bytes(body, max)).await {
+    let timeout = server.config().body_timeout;
+    match tokio::time::timeout(timeout, axum::body::to_bytes(body, max)).await {
         Ok(read) => read.map_err(|_| too_large()),
         Err(_) => Err(ApiError::new(
             StatusCode::REQUEST_TIMEOUT,
             "body_timeout",
             format!(
-                "the request body did not arrive within {} s",
-                BODY_READ_TIMEOUT.as_secs()
+                "the request body did not arrive within {} ms",
+                timeout.as_millis()
             ),
         )),
     }

@@ -16,9 +16,10 @@
 //! above the server's ceiling, 401 without a known key, 404, 409 for a
 //! busy session, 413 past the body or code bound, 429 with `Retry-After`
 //! when the server is full or the tenant's quota is spent, 503 while
-//! draining.
+//! draining or past the connection cap.
 //!
-//! Admission is bounded everywhere: evals running at once, requests
+//! Admission is bounded everywhere: connections open and the time to send
+//! headers and bodies, evals running at once, requests
 //! waiting for a turn (and for how long), sessions open, body and code
 //! bytes, and per-tenant instructions and wall time per minute from a
 //! [`Keys`] file. Without keys the server listens only on loopback.
@@ -33,6 +34,7 @@
 mod admission;
 mod api;
 mod config;
+mod connections;
 mod error;
 mod http;
 mod keys;
@@ -44,7 +46,7 @@ mod sessions;
 
 pub use config::ServeConfig;
 pub use error::Error;
-pub use http::{BODY_READ_TIMEOUT, Bound};
+pub use http::Bound;
 pub use keys::{Keys, MAX_KEYS_FILE_BYTES, MAX_TENANT_NAME, MAX_TENANTS, Tenant};
 pub use nats::{
     DEFAULT_PREFIX, NatsAuth, NatsConfig, RemoteError, RemoteSandbox, RemoteSession, Worker,

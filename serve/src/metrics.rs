@@ -58,6 +58,7 @@ pub(crate) struct Gauges {
     pub(crate) queued: usize,
     pub(crate) running: usize,
     pub(crate) draining: bool,
+    pub(crate) connections: usize,
 }
 
 impl Metrics {
@@ -163,6 +164,11 @@ impl Metrics {
             ),
             ("moonbox_evals_running", "Evals running.", gauges.running),
             (
+                "moonbox_http_connections",
+                "HTTP connections open.",
+                gauges.connections,
+            ),
+            (
                 "moonbox_draining",
                 "1 while the server drains before it stops.",
                 usize::from(gauges.draining),
@@ -193,6 +199,7 @@ mod tests {
             queued: 1,
             running: 0,
             draining: false,
+            connections: 3,
         });
         assert!(text.contains("moonbox_evals_total{kind=\"eval\",outcome=\"ok\"} 1"));
         assert!(text.contains("moonbox_evals_total{kind=\"eval\",outcome=\"timeout\"} 1"));
@@ -210,5 +217,6 @@ mod tests {
         assert!(text.contains("moonbox_instructions_total 5"));
         assert!(text.contains("moonbox_sessions_live 2"));
         assert!(text.contains("moonbox_queue_depth 1"));
+        assert!(text.contains("moonbox_http_connections 3"));
     }
 }

@@ -54,6 +54,8 @@ pub(crate) struct Inner {
     running: Running,
     /// Bounds the HTTP request bodies being read at once.
     readers: Arc<Semaphore>,
+    /// Bounds the HTTP connections open at once.
+    pub(crate) connections: Arc<Semaphore>,
 }
 
 /// Bodies read at once past the running and queued bounds: room for
@@ -168,6 +170,7 @@ impl Server {
                         .saturating_add(config.max_queued)
                         .saturating_add(SPARE_READERS),
                 )),
+                connections: Arc::new(Semaphore::new(config.max_connections)),
                 sandbox,
                 config,
             }),
@@ -500,6 +503,11 @@ impl Server {
             queued: self.inner.admission.queued(),
             running: self.inner.admission.running(),
             draining: self.is_draining(),
+            connections: self
+                .inner
+                .config
+                .max_connections
+                .saturating_sub(self.inner.connections.available_permits()),
         })
     }
 }

@@ -773,3 +773,127 @@ async fn evals_started_together_cannot_overdraw_a_quota() {
     assert_eq!(slow.await.unwrap().0, StatusCode::OK);
     server.stop().await;
 }
+
+/// Reads from `stream` until the peer closes it (or 10 s pass): what it
+/// sent, and how long that took.
+async fn read_to_close(stream: &mut tokio::net::TcpStream) -> (String, Duration) {
+    use tokio::io::AsyncReadExt;
+    let began = Instant::now();
+    let mut got = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut buf = [0u8; 4096];
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "the server kept the connection open");
+    (String::from_utf8_lossy(&got).into_owned(), began.elapsed())
+}
+
+#[tokio::test]
+async fn past_the_connection_cap_a_new_connection_gets_503_and_is_closed() {
+    let server = start(local().max_connections(2)).await;
+    // The client's pooled connection is one; a bare connection is the
+    // other.
+    server.wait_for("moonbox_http_connections 1").await;
+    let held = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    server.wait_for("moonbox_http_connections 2").await;
+
+    let (status, headers, body) = answer(
+        reqwest::Client::new()
+            .post(server.url("/v1/eval"))
+            .body(json!({"code": "return 1"}).to_string()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(kind(&body), "too_many_connections");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("2 connections"),
+        "{body}"
+    );
+    assert_eq!(headers["retry-after"], "1");
+    assert!(
+        server
+            .metrics()
+            .await
+            .contains("moonbox_requests_refused_total{kind=\"too_many_connections\"} 1")
+    );
+
+    // A place freed is a place taken again.
+    drop(held);
+    server.wait_for("moonbox_http_connections 1").await;
+    let (status, _, body) = answer(
+        reqwest::Client::new()
+            .post(server.url("/v1/eval"))
+            .body(json!({"code": "return 1"}).to_string()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["values"], json!([1]));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_that_never_finishes_its_headers_is_closed_and_holds_no_drain() {
+    use tokio::io::AsyncWriteExt;
+    let config = local()
+        .header_timeout(Duration::from_millis(300))
+        .drain_timeout(Duration::from_secs(60));
+    let server = start(config).await;
+    let mut slow = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    slow.write_all(b"POST /v1/eval HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    let (_, took) = read_to_close(&mut slow).await;
+    assert!(took >= Duration::from_millis(250), "closed after {took:?}");
+
+    // An idle connection is closed after the same time, so it holds no
+    // place either.
+    let mut idle = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let (sent, _) = read_to_close(&mut idle).await;
+    assert_eq!(sent, "");
+
+    // A drain does not wait its 60 s for a connection that stalls in its
+    // headers.
+    let mut stalled = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    stalled
+        .write_all(b"POST /v1/eval HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    let began = Instant::now();
+    server.stop().await;
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "the drain took {:?}",
+        began.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn a_body_that_does_not_arrive_in_time_gets_408() {
+    use tokio::io::AsyncWriteExt;
+    let server = start(local().body_timeout(Duration::from_millis(300))).await;
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    stream
+        .write_all(
+            b"POST /v1/eval HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"code\":",
+        )
+        .await
+        .unwrap();
+    let (answer, took) = read_to_close(&mut stream).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("\"kind\":\"body_timeout\""), "{answer}");
+    assert!(answer.contains("within 300 ms"), "{answer}");
+    assert!(
+        took >= Duration::from_millis(250),
+        "answered after {took:?}"
+    );
+    server.stop().await;
+}
