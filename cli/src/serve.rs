@@ -123,6 +123,11 @@ struct NatsArgs {
     /// Refuse a NATS connection without TLS.
     #[arg(long, requires = "nats")]
     nats_tls_required: bool,
+    /// The prefix of this worker's reply subjects, in place of _INBOX: give
+    /// workers and each application their own, and subject permissions
+    /// keep each from reading the others' replies (docs/serve.md).
+    #[arg(long, value_name = "PREFIX", requires = "nats")]
+    nats_inbox_prefix: Option<String>,
     /// Offer capability NAME to scripts, served by the application over
     /// NATS: each call is a request to PREFIX.cap.NAME (repeatable). Its
     /// secrets stay in the application.
@@ -160,6 +165,9 @@ impl NatsArgs {
         }
         if self.nats_tls_required {
             config.tls_required = true;
+        }
+        if let Some(inbox) = &self.nats_inbox_prefix {
+            config = config.inbox_prefix(inbox);
         }
         config.validate()?;
         Ok(config)

@@ -407,19 +407,25 @@ async fn a_worker_drains_on_sigterm_then_its_sessions_are_lost() {
 }
 
 /// The permissions docs/serve.md gives: workers answer the eval subjects
-/// and ask `moonbox.cap.>`; the application asks evals and answers
-/// capabilities.
+/// and ask `moonbox.cap.>`; an application asks evals and answers
+/// capabilities; each role receives replies on its own inbox prefix, so
+/// a second application on the bus cannot read the first one's reports.
 const PERMISSIONS: &str = r#"
 authorization {
   users = [
     {user: worker, password: worker-pass-0123, permissions: {
       publish: {allow: ["moonbox.cap.>"]}
-      subscribe: {allow: ["moonbox.eval", "moonbox.sessions.open", "moonbox.worker.>", "_INBOX.>"]}
+      subscribe: {allow: ["moonbox.eval", "moonbox.sessions.open", "moonbox.worker.>", "_INBOX_worker.>"]}
       allow_responses: true
     }}
     {user: app, password: app-pass-0123, permissions: {
       publish: {allow: ["moonbox.eval", "moonbox.sessions.open", "moonbox.worker.>"]}
-      subscribe: {allow: ["moonbox.cap.>", "_INBOX.>"]}
+      subscribe: {allow: ["moonbox.cap.>", "_INBOX_app.>"]}
+      allow_responses: true
+    }}
+    {user: other, password: other-pass-0123, permissions: {
+      publish: {allow: ["moonbox.eval", "moonbox.sessions.open", "moonbox.worker.>"]}
+      subscribe: {allow: ["_INBOX_other.>"]}
       allow_responses: true
     }}
   ]
@@ -463,11 +469,15 @@ async fn the_bus_needs_credentials_and_subject_permissions_hold() {
             "worker",
             "--nats-password-file",
             password.to_str().unwrap(),
+            "--nats-inbox-prefix",
+            "_INBOX_worker",
             "--remote-capability",
             "secret.get",
         ],
     );
-    let app = NatsConfig::new(nats.url.clone()).user_and_password("app", "app-pass-0123");
+    let app = NatsConfig::new(nats.url.clone())
+        .user_and_password("app", "app-pass-0123")
+        .inbox_prefix("_INBOX_app");
     let _secret = serve_secret(app.clone()).await;
     let remote = RemoteSandbox::new(app.connect().await.unwrap()).timeout(Duration::from_secs(20));
     let report = remote.eval("return secret.get('api')").await.unwrap();
@@ -486,6 +496,34 @@ async fn the_bus_needs_credentials_and_subject_permissions_hold() {
         !matches!(stolen, Ok(Some(_))),
         "the application received an eval request"
     );
+
+    // Another application on the bus runs evals on its own inbox, and
+    // cannot read the first one's reports (nor with the default `_INBOX`
+    // prefix, which it is not allowed at all).
+    let other = NatsConfig::new(nats.url.clone())
+        .user_and_password("other", "other-pass-0123")
+        .inbox_prefix("_INBOX_other");
+    let other_remote =
+        RemoteSandbox::new(other.connect().await.unwrap()).timeout(Duration::from_secs(20));
+    assert_eq!(
+        other_remote.eval("return 2").await.unwrap().values,
+        [json!(2)]
+    );
+    let snoop = other.connect().await.unwrap();
+    let mut replies = snoop.subscribe("_INBOX_app.>").await.unwrap();
+    let mut default_inbox = snoop.subscribe("_INBOX.>").await.unwrap();
+    let _ = snoop.flush().await;
+    for _ in 0..5 {
+        let report = remote.eval("return secret.get('api')").await.unwrap();
+        assert_eq!(report.values, [json!("s3cret-for-api")]);
+    }
+    for sub in [&mut replies, &mut default_inbox] {
+        let read = tokio::time::timeout(Duration::from_millis(300), sub.next()).await;
+        assert!(
+            !matches!(read, Ok(Some(_))),
+            "another application read this one's replies"
+        );
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -61,6 +61,10 @@ pub struct NatsConfig {
     pub tls_client: Option<(PathBuf, PathBuf)>,
     /// Refuse a connection without TLS.
     pub tls_required: bool,
+    /// The prefix of this connection's reply subjects, in place of
+    /// `_INBOX`: with one per role (or per application), subject
+    /// permissions can keep each from reading the others' replies.
+    pub inbox_prefix: Option<String>,
 }
 
 /// NATS credentials.
@@ -102,6 +106,7 @@ impl std::fmt::Debug for NatsConfig {
             .field("tls_ca", &self.tls_ca)
             .field("tls_client", &self.tls_client)
             .field("tls_required", &self.tls_required)
+            .field("inbox_prefix", &self.inbox_prefix)
             .finish()
     }
 }
@@ -131,7 +136,14 @@ impl NatsConfig {
             tls_ca: None,
             tls_client: None,
             tls_required: false,
+            inbox_prefix: None,
         }
+    }
+
+    /// Sets [`NatsConfig::inbox_prefix`].
+    pub fn inbox_prefix(mut self, prefix: impl Into<String>) -> Self {
+        self.inbox_prefix = Some(prefix.into());
+        self
     }
 
     /// Sets [`NatsConfig::prefix`].
@@ -170,7 +182,7 @@ impl NatsConfig {
         self
     }
 
-    /// Checks the prefix and the URL.
+    /// Checks the prefixes and the URL.
     ///
     /// # Errors
     /// [`Error::Config`] for a prefix that is not plain subject tokens, or
@@ -186,6 +198,13 @@ impl NatsConfig {
             return Err(Error::Config(format!(
                 "the NATS prefix '{}' is not usable; use letters, digits, '-' and '_' in dot-separated tokens",
                 self.prefix
+            )));
+        }
+        if let Some(inbox) = &self.inbox_prefix
+            && !is_subject(inbox)
+        {
+            return Err(Error::Config(format!(
+                "the NATS inbox prefix '{inbox}' is not usable; use letters, digits, '-' and '_' in dot-separated tokens"
             )));
         }
         Ok(())
@@ -228,6 +247,9 @@ impl NatsConfig {
             options = options.add_client_certificate(cert.clone(), key.clone());
         }
         options = options.require_tls(self.tls_required);
+        if let Some(inbox) = &self.inbox_prefix {
+            options = options.custom_inbox_prefix(inbox.clone());
+        }
         options.connect(self.url.as_str()).await.map_err(|e| {
             Error::Nats(format!(
                 "cannot connect to NATS at {}: {e}",
@@ -279,6 +301,10 @@ mod tests {
                 .validate()
                 .is_err()
         );
+        let inbox = |p: &str| NatsConfig::new("nats://x").inbox_prefix(p).validate();
+        assert!(inbox("_INBOX_app").is_ok());
+        let err = inbox("_INBOX.*").unwrap_err().to_string();
+        assert!(err.contains("inbox prefix '_INBOX.*'"), "{err}");
     }
 
     #[test]
