@@ -169,10 +169,7 @@ impl Keys {
 
     /// The hex SHA-256 digest of a key, as the keys file holds it.
     pub fn digest_hex(key: &str) -> String {
-        Sha256::digest(key.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        crate::hex::hex(&Sha256::digest(key.as_bytes()))
     }
 }
 

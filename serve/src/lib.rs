@@ -36,6 +36,7 @@ mod api;
 mod config;
 mod connections;
 mod error;
+mod hex;
 mod http;
 mod keys;
 mod metrics;

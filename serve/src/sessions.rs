@@ -307,13 +307,11 @@ fn sweep(table: &mut Table, ttl: Duration) -> Vec<Entry> {
 }
 
 fn new_id() -> Result<String, ApiError> {
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(|e| {
+    crate::hex::random::<16>().map_err(|e| {
         ApiError::new(
             StatusCode::INTERNAL_SERVER_ERROR,
             "internal",
             format!("no random bytes for a session id: {e}"),
         )
-    })?;
-    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    })
 }

@@ -54,13 +54,12 @@ impl Worker {
     /// id can be made.
     pub fn new(client: Client, config: &NatsConfig) -> Result<Worker, Error> {
         config.validate()?;
-        let mut bytes = [0u8; 8];
-        getrandom::fill(&mut bytes)
+        let id = crate::hex::random::<8>()
             .map_err(|e| Error::Nats(format!("no random bytes for a worker id: {e}")))?;
         Ok(Worker {
             client,
             prefix: config.prefix.clone(),
-            id: bytes.iter().map(|b| format!("{b:02x}")).collect(),
+            id,
         })
     }
 
