@@ -415,16 +415,16 @@ authorization {
   users = [
     {user: worker, password: worker-pass-0123, permissions: {
       publish: {allow: ["moonbox.cap.>"]}
-      subscribe: {allow: ["moonbox.eval", "moonbox.sessions.open", "moonbox.worker.>", "_INBOX_worker.>"]}
+      subscribe: {allow: ["moonbox.claim", "moonbox.eval", "moonbox.sessions.open", "moonbox.worker.>", "_INBOX_worker.>"]}
       allow_responses: true
     }}
     {user: app, password: app-pass-0123, permissions: {
-      publish: {allow: ["moonbox.eval", "moonbox.sessions.open", "moonbox.worker.>"]}
+      publish: {allow: ["moonbox.claim", "moonbox.eval", "moonbox.sessions.open", "moonbox.worker.>"]}
       subscribe: {allow: ["moonbox.cap.>", "_INBOX_app.>"]}
       allow_responses: true
     }}
     {user: other, password: other-pass-0123, permissions: {
-      publish: {allow: ["moonbox.eval", "moonbox.sessions.open", "moonbox.worker.>"]}
+      publish: {allow: ["moonbox.claim", "moonbox.eval", "moonbox.sessions.open", "moonbox.worker.>"]}
       subscribe: {allow: ["_INBOX_other.>"]}
       allow_responses: true
     }}
@@ -680,4 +680,154 @@ async fn over_tls_a_worker_trusts_only_the_given_ca() {
         remote.eval("return 40 + 2").await.unwrap().values,
         [json!(42)]
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_worker_drained_under_load_loses_no_request() {
+    let nats = NatsServer::start(None);
+    let mut workers: Vec<Worker> = (0..3).map(|_| Worker::start(&nats.url, &[])).collect();
+    let remote = remote(&nats.url).await.timeout(Duration::from_secs(5));
+    // Clients send evals back to back while one worker drains and exits.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut clients = tokio::task::JoinSet::new();
+    for client in 0..8_i64 {
+        let remote = remote.clone();
+        let stop = stop.clone();
+        clients.spawn(async move {
+            let mut results = Vec::new();
+            let mut i = client * 1_000_000;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let report = remote.run(Script::new("return n").input("n", i)).await;
+                results.push((i, report));
+                i += 1;
+            }
+            results
+        });
+    }
+    let leaving = workers.remove(0);
+    let began = Instant::now();
+    while leaving.evals().await < 50 {
+        assert!(
+            began.elapsed() < Duration::from_secs(20),
+            "no load reached the worker"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    leaving.signal("-TERM");
+    let (code, log) = leaving.wait();
+    assert_eq!(code, Some(0), "{log}");
+    // The others keep serving the same load for a while.
+    let mut served = 0;
+    for worker in &workers {
+        served += worker.evals().await;
+    }
+    let began = Instant::now();
+    loop {
+        let mut now = 0;
+        for worker in &workers {
+            now += worker.evals().await;
+        }
+        if now >= served + 200 {
+            break;
+        }
+        assert!(
+            began.elapsed() < Duration::from_secs(20),
+            "the others stopped serving"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (mut answered, mut failed) = (0, Vec::new());
+    while let Some(joined) = clients.join_next().await {
+        for (i, report) in joined.unwrap() {
+            match report {
+                Ok(report) => {
+                    assert_eq!(report.values, [json!(i)]);
+                    answered += 1;
+                }
+                Err(e) => failed.push(e.to_string()),
+            }
+        }
+    }
+    assert!(
+        failed.is_empty(),
+        "{} of {} failed: {failed:?}",
+        failed.len(),
+        answered + failed.len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_draining_worker_runs_what_it_granted_claims_for_and_nothing_else() {
+    let nats = NatsServer::start(None);
+    let worker = Worker::start(&nats.url, &["--max-instructions", "100000000000"]);
+    let client = NatsConfig::new(nats.url.clone()).connect().await.unwrap();
+    let ask = |subject: String, claim: Option<String>, body: Value| {
+        let client = client.clone();
+        async move {
+            let mut headers = async_nats::HeaderMap::new();
+            if let Some(claim) = claim {
+                headers.insert(moonbox_serve::CLAIM_HEADER, claim.as_str());
+            }
+            let reply = client
+                .request_with_headers(subject, headers, body.to_string().into())
+                .await?;
+            Ok::<_, async_nats::RequestError>(
+                serde_json::from_slice::<Value>(&reply.payload).unwrap(),
+            )
+        }
+    };
+    // Two claims, granted before the drain.
+    let mut claims = Vec::new();
+    for _ in 0..2 {
+        let claim = ask("moonbox.claim".into(), None, Value::Null)
+            .await
+            .unwrap();
+        assert_eq!(claim["worker"], json!(worker.id), "{claim}");
+        claims.push(claim["claim"].as_str().unwrap().to_owned());
+    }
+    // Keep the worker busy so that it is still draining below.
+    let remote = remote(&nats.url).await;
+    let busy = tokio::spawn(async move {
+        remote
+            .eval("local t = 0 for i = 1, 3e7 do t = t + 1 end return t")
+            .await
+    });
+    worker.wait_running().await;
+    worker.signal("-TERM");
+    let began = Instant::now();
+    while !worker.log.lock().unwrap().contains("nats worker draining") {
+        assert!(began.elapsed() < Duration::from_secs(10), "no drain");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let own = format!("moonbox.worker.{}.eval", worker.id);
+    // A claim granted before the drain is still honoured.
+    let report = ask(
+        own.clone(),
+        Some(claims[0].clone()),
+        json!({"code": "return 'claimed'"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(report["values"], json!(["claimed"]), "{report}");
+    // A request without a claim, or with one used already, is refused as
+    // draining: it did not run. The worker has left the queue group, so a
+    // new claim finds nobody.
+    for claim in [None, Some(claims[0].clone())] {
+        let refused = ask(own.clone(), claim, json!({"code": "return 1"}))
+            .await
+            .unwrap();
+        assert_eq!(refused["refused"]["kind"], "draining", "{refused}");
+    }
+    let none = ask("moonbox.claim".into(), None, Value::Null)
+        .await
+        .unwrap_err();
+    assert_eq!(
+        none.kind(),
+        async_nats::client::RequestErrorKind::NoResponders
+    );
+    // The second claim holds the worker until it expires; then it exits.
+    assert_eq!(busy.await.unwrap().unwrap().values, [json!(30_000_000)]);
+    let (code, log) = worker.wait();
+    assert_eq!(code, Some(0), "{log}");
 }

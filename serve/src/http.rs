@@ -20,7 +20,7 @@ use tokio::net::TcpListener;
 use crate::connections;
 use crate::error::{ApiError, Error};
 use crate::nats::Worker;
-use crate::service::{Caller, Server, sweep};
+use crate::service::{Arrival, Caller, Server, sweep};
 
 /// How long responses cut short by a drain's cancel have to be written.
 const AFTER_CANCEL: Duration = Duration::from_secs(5);
@@ -99,7 +99,7 @@ impl Bound {
     }
 
     /// Serves until `shutdown` completes, then drains: stops accepting
-    /// connections (and unsubscribes from NATS), closes idle connections,
+    /// connections (and leaves the NATS queue group), closes idle connections,
     /// answers new requests with 503, lets the evals in flight finish for
     /// up to the drain timeout, cancels those still running (their reports
     /// say `cancelled`, with what they printed), closes the sessions and
@@ -383,7 +383,7 @@ async fn take(server: &Server, request: Request) -> Result<(Caller, Bytes), ApiE
 /// A dropped request (the client went away) discards its instance.
 async fn eval(State(server): State<Server>, request: Request) -> Response {
     let result = match take(&server, request).await {
-        Ok((caller, bytes)) => server.eval("http", &caller, &bytes).await,
+        Ok((caller, bytes)) => server.eval("http", &caller, Arrival::New, &bytes).await,
         Err(e) => Err(e),
     };
     answer(&server, StatusCode::OK, result)
@@ -393,7 +393,7 @@ async fn eval(State(server): State<Server>, request: Request) -> Response {
 async fn open_session(State(server): State<Server>, request: Request) -> Response {
     let result = match take(&server, request).await {
         Ok((caller, bytes)) => server
-            .open(&caller, &bytes)
+            .open(&caller, Arrival::New, &bytes)
             .await
             .map(|opened| opened.to_json(&opened.id)),
         Err(e) => Err(e),

@@ -50,7 +50,7 @@ pub use error::Error;
 pub use http::Bound;
 pub use keys::{Keys, MAX_KEYS_FILE_BYTES, MAX_TENANT_NAME, MAX_TENANTS, Tenant};
 pub use nats::{
-    DEFAULT_PREFIX, NatsAuth, NatsConfig, RemoteError, RemoteSandbox, RemoteSession, Worker,
-    remote_capability,
+    CLAIM_HEADER, CLAIM_USE_WITHIN, DEFAULT_PREFIX, NatsAuth, NatsConfig, RemoteError,
+    RemoteSandbox, RemoteSession, Worker, remote_capability,
 };
 pub use service::Server;

@@ -136,6 +136,15 @@ impl Caller {
     }
 }
 
+/// How a request arrived: as new work, which a draining server refuses, or
+/// as work a NATS worker granted a claim for before its drain began, which
+/// it still runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Arrival {
+    New,
+    Claimed,
+}
+
 /// A session just opened: its id (in the session table) and limits.
 pub(crate) struct Opened {
     pub(crate) id: String,
@@ -350,6 +359,7 @@ impl Server {
         &self,
         via: &'static str,
         caller: &Caller,
+        arrival: Arrival,
         bytes: &[u8],
     ) -> Result<Value, ApiError> {
         let span = tracing::info_span!(
@@ -358,11 +368,20 @@ impl Server {
             kind = "eval",
             tenant = caller.name().unwrap_or("-")
         );
-        self.eval_fresh(caller, bytes).instrument(span).await
+        self.eval_fresh(caller, arrival, bytes)
+            .instrument(span)
+            .await
     }
 
-    async fn eval_fresh(&self, caller: &Caller, bytes: &[u8]) -> Result<Value, ApiError> {
-        self.check_open()?;
+    async fn eval_fresh(
+        &self,
+        caller: &Caller,
+        arrival: Arrival,
+        bytes: &[u8],
+    ) -> Result<Value, ApiError> {
+        if arrival == Arrival::New {
+            self.check_open()?;
+        }
         self.check_body(bytes)?;
         let body: EvalBody = api::parse(bytes, None)?;
         let max_code = self.inner.config.max_code_bytes;
@@ -391,8 +410,15 @@ impl Server {
     ///
     /// # Cancel safety
     /// Dropping the future opens nothing.
-    pub(crate) async fn open(&self, caller: &Caller, bytes: &[u8]) -> Result<Opened, ApiError> {
-        self.check_open()?;
+    pub(crate) async fn open(
+        &self,
+        caller: &Caller,
+        arrival: Arrival,
+        bytes: &[u8],
+    ) -> Result<Opened, ApiError> {
+        if arrival == Arrival::New {
+            self.check_open()?;
+        }
         self.check_body(bytes)?;
         let body: OpenBody = api::parse(bytes, Some(OpenBody::default()))?;
         let asked = body.limits.is_some();

@@ -1,7 +1,7 @@
 //! [`RemoteSandbox`]: evals and sessions on the workers, from Rust, used
 //! as a local [`moonbox::Sandbox`] is.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_nats::Client;
 use async_nats::client::RequestErrorKind;
@@ -51,6 +51,10 @@ pub enum RemoteError {
 }
 
 /// A sandbox on the workers behind NATS.
+///
+/// Each fresh eval and session open claims a worker, then sends the
+/// request to that worker alone (the module docs describe the subjects),
+/// so that a worker draining loses none of them.
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -130,9 +134,7 @@ impl RemoteSandbox {
     /// As for [`RemoteSandbox::eval`].
     pub async fn run(&self, script: Script) -> Result<Report, RemoteError> {
         let body = body(&script, None)?;
-        let subject = format!("{}.eval", self.prefix);
-        let answer = self.request(&subject, body, None).await?;
-        report(answer)
+        report(self.claimed("eval", body).await?)
     }
 
     /// Runs a [`Script`] under lower limits than the workers' own, given
@@ -150,8 +152,7 @@ impl RemoteSandbox {
         limits: Value,
     ) -> Result<Report, RemoteError> {
         let body = body(&script, Some(limits))?;
-        let subject = format!("{}.eval", self.prefix);
-        report(self.request(&subject, body, None).await?)
+        report(self.claimed("eval", body).await?)
     }
 
     /// Opens a session on some worker; it stays on that worker.
@@ -163,8 +164,7 @@ impl RemoteSandbox {
     /// Dropping the future may leave a session open on the worker until
     /// its idle TTL closes it.
     pub async fn session(&self) -> Result<RemoteSession, RemoteError> {
-        let subject = format!("{}.sessions.open", self.prefix);
-        let answer = self.request(&subject, Vec::new(), None).await?;
+        let answer = self.claimed("open", Vec::new()).await?;
         let id = answer
             .get("id")
             .and_then(Value::as_str)
@@ -183,32 +183,95 @@ impl RemoteSandbox {
         })
     }
 
-    /// One request and its answer, or the error that stands for it.
+    /// Claims a worker, then sends it `body` on its own subject `op`
+    /// (`eval` or `open`).
+    ///
+    /// A claim runs nothing, so one that is lost (a worker leaving the
+    /// queue group), refused as `draining`, or whose worker has gone or
+    /// refuses the request as `draining` before it ran, is claimed again,
+    /// up to [`MAX_CLAIMS`] times within the timeout. A request sent on a
+    /// claim is never sent twice.
+    async fn claimed(&self, op: &str, body: Vec<u8>) -> Result<Value, RemoteError> {
+        let deadline = Instant::now() + self.timeout;
+        let claim_subject = format!("{}.claim", self.prefix);
+        let mut last = None;
+        for _ in 0..MAX_CLAIMS {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            let asked = Instant::now();
+            let claim = match self
+                .request(&claim_subject, Vec::new(), None, left.min(CLAIM_TIMEOUT))
+                .await
+            {
+                Ok(claim) => claim,
+                // Lost, or its worker is too busy to answer soon: nothing
+                // ran.
+                Err(RemoteError::Timeout(_)) => {
+                    last = Some(RemoteError::Timeout(self.timeout));
+                    continue;
+                }
+                Err(e) if is_draining(&e) => {
+                    last = Some(e);
+                    continue;
+                }
+                Err(e) => return Err(e),
+            };
+            let (Some(worker), Some(id)) = (
+                claim.get("worker").and_then(Value::as_str),
+                claim.get("claim").and_then(Value::as_str),
+            ) else {
+                return Err(RemoteError::Transport(format!("a claim answered {claim}")));
+            };
+            if asked.elapsed() > crate::CLAIM_USE_WITHIN {
+                // Too old to be sure the worker still holds it.
+                continue;
+            }
+            let subject = format!("{}.worker.{worker}.{op}", self.prefix);
+            let mut headers = async_nats::HeaderMap::new();
+            headers.insert(crate::CLAIM_HEADER, id);
+            let left = deadline.saturating_duration_since(Instant::now());
+            match self
+                .request(&subject, body.clone(), Some(headers), left)
+                .await
+            {
+                // The worker left after its claim was lost, or it is
+                // stopping: the request did not run.
+                Err(e @ RemoteError::NoWorkers { .. }) => last = Some(e),
+                Err(e) if is_draining(&e) => last = Some(e),
+                answer => return answer,
+            }
+        }
+        Err(last.unwrap_or(RemoteError::Timeout(self.timeout)))
+    }
+
+    /// One request and its answer, or the error that stands for it; no
+    /// subscriber is [`RemoteError::NoWorkers`].
     async fn request(
         &self,
         subject: &str,
         body: Vec<u8>,
-        session: Option<&str>,
+        headers: Option<async_nats::HeaderMap>,
+        timeout: Duration,
     ) -> Result<Value, RemoteError> {
         // This client's timeout, whatever the NATS client's default.
-        let request = self.client.send_request(
-            subject.to_owned(),
-            async_nats::Request::new()
-                .payload(body.into())
-                .timeout(Some(self.timeout)),
-        );
-        let reply = match tokio::time::timeout(self.timeout, request).await {
-            Err(_) => return Err(RemoteError::Timeout(self.timeout)),
+        let mut request = async_nats::Request::new()
+            .payload(body.into())
+            .timeout(Some(timeout));
+        if let Some(headers) = headers {
+            request = request.headers(headers);
+        }
+        let request = self.client.send_request(subject.to_owned(), request);
+        let reply = match tokio::time::timeout(timeout, request).await {
+            Err(_) => return Err(RemoteError::Timeout(timeout)),
             Ok(Err(e)) if e.kind() == RequestErrorKind::NoResponders => {
-                return Err(match session {
-                    Some(id) => RemoteError::SessionLost { id: id.to_owned() },
-                    None => RemoteError::NoWorkers {
-                        subject: subject.to_owned(),
-                    },
+                return Err(RemoteError::NoWorkers {
+                    subject: subject.to_owned(),
                 });
             }
             Ok(Err(e)) if e.kind() == RequestErrorKind::TimedOut => {
-                return Err(RemoteError::Timeout(self.timeout));
+                return Err(RemoteError::Timeout(timeout));
             }
             Ok(Err(e)) => return Err(RemoteError::Transport(e.to_string())),
             Ok(Ok(reply)) => reply,
@@ -239,6 +302,33 @@ impl RemoteSandbox {
         }
         Ok(answer)
     }
+
+    /// A request on a session's subject: no subscriber means its worker
+    /// has gone.
+    async fn session_request(
+        &self,
+        subject: &str,
+        body: Vec<u8>,
+        id: &str,
+    ) -> Result<Value, RemoteError> {
+        match self.request(subject, body, None, self.timeout).await {
+            Err(RemoteError::NoWorkers { .. }) => {
+                Err(RemoteError::SessionLost { id: id.to_owned() })
+            }
+            answer => answer,
+        }
+    }
+}
+
+/// Claims a request may take before it fails with the last error.
+const MAX_CLAIMS: usize = 5;
+
+/// How long a claim may take to be answered before another is asked.
+const CLAIM_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Whether a worker refused because it is stopping: nothing ran.
+fn is_draining(e: &RemoteError) -> bool {
+    matches!(e, RemoteError::Refused { kind, .. } if kind == "draining")
 }
 
 impl RemoteSession {
@@ -270,7 +360,11 @@ impl RemoteSession {
     pub async fn run(&mut self, script: Script) -> Result<Report, RemoteError> {
         let body = body(&script, None)?;
         let subject = format!("{}.eval", self.subject);
-        report(self.sandbox.request(&subject, body, Some(&self.id)).await?)
+        report(
+            self.sandbox
+                .session_request(&subject, body, &self.id)
+                .await?,
+        )
     }
 
     /// Closes the session on its worker.
@@ -283,7 +377,7 @@ impl RemoteSession {
     pub async fn close(self) -> Result<(), RemoteError> {
         let subject = format!("{}.close", self.subject);
         self.sandbox
-            .request(&subject, Vec::new(), Some(&self.id))
+            .session_request(&subject, Vec::new(), &self.id)
             .await
             .map(drop)
     }

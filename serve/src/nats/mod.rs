@@ -6,11 +6,24 @@
 //!
 //! | subject | who answers | body |
 //! |---|---|---|
-//! | `P.eval` | one worker of the queue group `P.workers` | an eval request, as `POST /v1/eval` |
-//! | `P.sessions.open` | one worker of the queue group | `{"limits"?}` |
+//! | `P.claim` | one worker of the queue group `P.workers` | empty; answers `{"worker", "claim", "ttl_ms"}` |
+//! | `P.worker.W.eval` | worker `W` only | an eval request, as `POST /v1/eval`, with the header `Moonbox-Claim` |
+//! | `P.worker.W.open` | worker `W` only | `{"limits"?}`, with the header `Moonbox-Claim` |
 //! | `P.worker.W.session.S.eval` | worker `W` only | as `POST /v1/sessions/{id}/eval` |
 //! | `P.worker.W.session.S.close` | worker `W` only | empty |
+//! | `P.eval` | one worker of the queue group | an eval request, in one round trip |
+//! | `P.sessions.open` | one worker of the queue group | `{"limits"?}`, in one round trip |
 //! | `P.cap.NAME` | the application | the capability's arguments, a JSON array |
+//!
+//! A fresh eval or session open first claims a worker (`P.claim`), then
+//! sends the request to that worker's own subject. A claim runs nothing,
+//! so a claim lost while a worker leaves the queue group is simply claimed
+//! again; a worker that drains still runs the requests it granted claims
+//! for, and leaves its own subjects only once no claim it granted can
+//! still be used. So a drain loses no request. `P.eval` and
+//! `P.sessions.open` take a request in one round trip, for clients without
+//! claims; a request on them that a worker receives in the moment it
+//! leaves the queue group goes unanswered, and its client times out.
 //!
 //! A session id is `W.S`: the worker's id and the session's, so a client
 //! finds its worker from the id, and a worker that has gone has no
@@ -36,6 +49,15 @@ pub use worker::Worker;
 
 /// The subject prefix when none is set.
 pub const DEFAULT_PREFIX: &str = "moonbox";
+
+/// The header that carries a claim on a worker's own eval and open
+/// subjects.
+pub const CLAIM_HEADER: &str = "Moonbox-Claim";
+
+/// How soon after a claim is granted its request must be sent; a client
+/// that took longer claims again. The worker holds a claim for longer, so
+/// the request has time to travel.
+pub const CLAIM_USE_WITHIN: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// How a worker or a client reaches NATS: the server URL, credentials and
 /// TLS.

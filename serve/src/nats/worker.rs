@@ -1,7 +1,9 @@
 //! The worker: answers the eval and session subjects from the bus with
 //! the service's operations.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use async_nats::{Client, Message, Subscriber};
 use bytes::Bytes;
@@ -9,10 +11,11 @@ use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::{JoinHandle, JoinSet};
+use tokio::time::Instant;
 
 use crate::error::{ApiError, Error};
 use crate::nats::{NatsConfig, refused};
-use crate::service::{Caller, Server};
+use crate::service::{Arrival, Caller, Server};
 use axum::http::StatusCode;
 
 /// Messages handled at once past the server's running and queued bounds:
@@ -28,6 +31,7 @@ pub struct Worker {
     client: Client,
     prefix: String,
     id: String,
+    claims: Mutex<Claims>,
 }
 
 impl std::fmt::Debug for Worker {
@@ -39,11 +43,64 @@ impl std::fmt::Debug for Worker {
     }
 }
 
-/// What a message asks for.
-enum Op {
+/// Where a message came from; the value indexes the subscriptions, in
+/// the order [`Worker::start`] makes them.
+#[derive(Clone, Copy)]
+enum Source {
     Eval,
     Open,
-    Session,
+    Claim,
+    Own,
+}
+
+/// What a message asks for.
+enum Op {
+    Eval(Arrival),
+    Open(Arrival),
+    SessionEval(String),
+    SessionClose(String),
+    Unknown,
+}
+
+/// How long a granted claim holds a worker back from leaving: a client
+/// sends its request within [`CLAIM_USE_WITHIN`](super::CLAIM_USE_WITHIN)
+/// of the grant, so the rest is room for the request to travel.
+const CLAIM_TTL: Duration = Duration::from_secs(2);
+
+/// The claims a worker granted and has not yet seen used.
+#[derive(Default)]
+struct Claims {
+    last: u64,
+    /// Claim -> when it expires.
+    open: HashMap<u64, Instant>,
+}
+
+impl Claims {
+    fn prune(&mut self, now: Instant) {
+        self.open.retain(|_, expires| *expires > now);
+    }
+
+    /// A new claim, or `None` with `max` claims outstanding.
+    fn grant(&mut self, now: Instant, max: usize) -> Option<u64> {
+        self.prune(now);
+        if self.open.len() >= max {
+            return None;
+        }
+        self.last += 1;
+        self.open.insert(self.last, now + CLAIM_TTL);
+        Some(self.last)
+    }
+
+    /// Whether `id` is a claim granted here and not yet used or expired;
+    /// it is used up either way.
+    fn redeem(&mut self, id: u64, now: Instant) -> bool {
+        self.open.remove(&id).is_some_and(|expires| expires > now)
+    }
+
+    /// When the next claim expires, if any is outstanding.
+    fn next_expiry(&self) -> Option<Instant> {
+        self.open.values().min().copied()
+    }
 }
 
 impl Worker {
@@ -60,6 +117,7 @@ impl Worker {
             client,
             prefix: config.prefix.clone(),
             id,
+            claims: Mutex::new(Claims::default()),
         })
     }
 
@@ -68,10 +126,15 @@ impl Worker {
         &self.id
     }
 
-    /// Subscribes, then answers messages on a task until `draining`, when
-    /// it drains its subscriptions (messages already delivered are
-    /// answered, with `draining` refusals for new work), waits for its
-    /// handlers and ends.
+    fn claims(&self) -> MutexGuard<'_, Claims> {
+        self.claims.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Subscribes, then answers messages on a task until `draining`. Then
+    /// it leaves the queue group (answering what was already delivered,
+    /// with `draining` refusals for new work), keeps answering its own
+    /// subjects while its handlers run and the claims it granted may still
+    /// be used, and ends.
     pub(crate) async fn start(
         self,
         server: Server,
@@ -84,21 +147,21 @@ impl Worker {
                 "cannot subscribe to NATS subjects under '{p}': {e}"
             ))
         };
-        let evals = self
-            .client
-            .queue_subscribe(format!("{p}.eval"), group.clone())
-            .await
-            .map_err(subscribe_error)?;
-        let opens = self
-            .client
-            .queue_subscribe(format!("{p}.sessions.open"), group)
-            .await
-            .map_err(subscribe_error)?;
-        let sessions = self
-            .client
-            .subscribe(format!("{p}.worker.{}.>", self.id))
-            .await
-            .map_err(subscribe_error)?;
+        let mut subscriptions = Vec::with_capacity(4);
+        for subject in ["eval", "sessions.open", "claim"] {
+            subscriptions.push(
+                self.client
+                    .queue_subscribe(format!("{p}.{subject}"), group.clone())
+                    .await
+                    .map_err(subscribe_error)?,
+            );
+        }
+        subscriptions.push(
+            self.client
+                .subscribe(format!("{p}.worker.{}.>", self.id))
+                .await
+                .map_err(subscribe_error)?,
+        );
         // The subscriptions are live on the server before the worker says
         // it is ready.
         self.client
@@ -111,12 +174,15 @@ impl Worker {
             .max_running
             .saturating_add(config.max_queued)
             .saturating_add(SPARE_HANDLERS);
+        let [evals, opens, claims, own]: [Subscriber; 4] = subscriptions
+            .try_into()
+            .map_err(|_| Error::Nats("the worker's subscriptions are missing".to_owned()))?;
         let worker = Arc::new(self);
         Ok(tokio::spawn(worker.serve(
             server,
             draining,
-            [evals, opens, sessions],
-            Arc::new(Semaphore::new(handlers)),
+            [evals, opens, claims, own],
+            handlers,
         )))
     }
 
@@ -124,53 +190,86 @@ impl Worker {
         self: Arc<Self>,
         server: Server,
         mut draining: watch::Receiver<bool>,
-        [mut evals, mut opens, mut sessions]: [Subscriber; 3],
-        handlers: Arc<Semaphore>,
+        [mut evals, mut opens, mut claims, mut own]: [Subscriber; 4],
+        handlers: usize,
     ) {
         // Completes when the server drains (or is gone).
         let drain = async move {
             let _ = draining.wait_for(|d| *d).await.map(drop);
         };
         tokio::pin!(drain);
+        let places = Arc::new(Semaphore::new(handlers));
         let mut tasks = JoinSet::new();
         let mut drained = false;
-        let mut open = [true; 3];
-        while open.iter().any(|o| *o) {
-            let (message, op) = tokio::select! {
+        let mut open = [true; 4];
+        loop {
+            if drained && !open[0] && !open[1] && !open[2] && tasks.is_empty() {
+                self.claims().prune(Instant::now());
+                if !open[3] || self.claims().open.is_empty() {
+                    // Nothing runs, and no claim granted can still be used:
+                    // leave.
+                    let _ = own.unsubscribe().await;
+                    break;
+                }
+            }
+            if !open.iter().any(|o| *o) {
+                break;
+            }
+            // While draining, wake when the next claim expires (expired
+            // ones are dropped first, so the wait is never in the past).
+            let expiry = if drained {
+                let mut claims = self.claims();
+                claims.prune(Instant::now());
+                claims.next_expiry()
+            } else {
+                None
+            };
+            let (message, source) = tokio::select! {
                 () = &mut drain, if !drained => {
                     drained = true;
                     tracing::info!(worker = %self.id, "nats worker draining");
-                    // Unsubscribe, keeping what was already delivered.
-                    for sub in [&mut evals, &mut opens, &mut sessions] {
+                    // Leave the queue group, keeping what was already
+                    // delivered; the worker's own subjects stay for the
+                    // claims granted and the sessions' closes.
+                    for sub in [&mut evals, &mut opens, &mut claims] {
                         let _ = sub.drain().await;
                     }
                     continue;
                 }
-                m = evals.next(), if open[0] => (m, Op::Eval),
-                m = opens.next(), if open[1] => (m, Op::Open),
-                m = sessions.next(), if open[2] => (m, Op::Session),
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => continue,
+                () = tokio::time::sleep_until(expiry.unwrap_or_else(Instant::now)),
+                    if expiry.is_some() => continue,
+                m = evals.next(), if open[0] => (m, Source::Eval),
+                m = opens.next(), if open[1] => (m, Source::Open),
+                m = claims.next(), if open[2] => (m, Source::Claim),
+                m = own.next(), if open[3] => (m, Source::Own),
             };
             let Some(message) = message else {
-                open[match op {
-                    Op::Eval => 0,
-                    Op::Open => 1,
-                    Op::Session => 2,
-                }] = false;
+                open[source as usize] = false;
                 continue;
             };
-            while tasks.try_join_next().is_some() {}
             let Some(reply) = message.reply.clone() else {
                 // Not a request: nobody to answer.
                 continue;
             };
-            match handlers.clone().try_acquire_owned() {
-                Ok(permit) => {
+            let op = match source {
+                Source::Claim => {
+                    let answer = self.claim(&server, drained, handlers);
+                    self.publish(&server, reply, answer).await;
+                    continue;
+                }
+                Source::Eval => Op::Eval(Arrival::New),
+                Source::Open => Op::Open(Arrival::New),
+                Source::Own => self.route(&message),
+            };
+            match places.clone().try_acquire_owned() {
+                Ok(place) => {
                     let worker = self.clone();
                     let server = server.clone();
                     tasks.spawn(async move {
                         let answer = worker.handle(&server, op, &message).await;
                         worker.publish(&server, reply, answer).await;
-                        drop(permit);
+                        drop(place);
                     });
                 }
                 Err(_) => {
@@ -179,7 +278,7 @@ impl Worker {
                         "overloaded",
                         "the worker is handling as many messages as it may; try again later",
                     )
-                    .retry_after(std::time::Duration::from_secs(1));
+                    .retry_after(Duration::from_secs(1));
                     server.count_refused(&e);
                     self.publish(&server, reply, refused(&e)).await;
                 }
@@ -190,38 +289,86 @@ impl Worker {
         tracing::info!(worker = %self.id, "nats worker stopped");
     }
 
+    /// The answer to a claim: this worker's id and a claim to send one
+    /// eval or session open to its own subjects, or a refusal.
+    fn claim(&self, server: &Server, drained: bool, max: usize) -> Value {
+        let e = if drained || server.is_draining() {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "draining",
+                "the worker is stopping; claim another",
+            )
+        } else if let Some(claim) = self.claims().grant(Instant::now(), max) {
+            return json!({
+                "worker": self.id,
+                "claim": claim.to_string(),
+                "ttl_ms": u64::try_from(CLAIM_TTL.as_millis()).unwrap_or(u64::MAX),
+            });
+        } else {
+            ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "overloaded",
+                "the worker has granted as many claims as it may; try again later",
+            )
+            .retry_after(Duration::from_secs(1))
+        };
+        server.count_refused(&e);
+        refused(&e)
+    }
+
+    /// What a message on the worker's own subjects asks for:
+    /// `P.worker.W.(eval|open)` with a claim, or
+    /// `P.worker.W.session.S.(eval|close)`.
+    fn route(&self, message: &Message) -> Op {
+        let tail = message
+            .subject
+            .strip_prefix(&format!("{}.worker.{}.", self.prefix, self.id))
+            .unwrap_or("");
+        let arrival = || {
+            let claim = message
+                .headers
+                .as_ref()
+                .and_then(|headers| headers.get(super::CLAIM_HEADER))
+                .and_then(|value| value.as_str().parse::<u64>().ok());
+            match claim {
+                Some(claim) if self.claims().redeem(claim, Instant::now()) => Arrival::Claimed,
+                _ => Arrival::New,
+            }
+        };
+        match tail {
+            "eval" => Op::Eval(arrival()),
+            "open" => Op::Open(arrival()),
+            _ => match tail
+                .strip_prefix("session.")
+                .and_then(|t| t.split_once('.'))
+            {
+                Some((id, "eval")) => Op::SessionEval(id.to_owned()),
+                Some((id, "close")) => Op::SessionClose(id.to_owned()),
+                _ => Op::Unknown,
+            },
+        }
+    }
+
     /// The answer to one message.
     async fn handle(&self, server: &Server, op: Op, message: &Message) -> Value {
         let anyone = Caller(None);
+        let body = &message.payload;
         let result = match op {
-            Op::Eval => server.eval("nats", &anyone, &message.payload).await,
-            Op::Open => server.open(&anyone, &message.payload).await.map(|opened| {
+            Op::Eval(arrival) => server.eval("nats", &anyone, arrival, body).await,
+            Op::Open(arrival) => server.open(&anyone, arrival, body).await.map(|opened| {
                 let id = format!("{}.{}", self.id, opened.id);
                 opened.to_json(&id)
             }),
-            Op::Session => {
-                // P.worker.W.session.S.(eval|close)
-                let tail = message
-                    .subject
-                    .strip_prefix(&format!("{}.worker.{}.session.", self.prefix, self.id))
-                    .unwrap_or("");
-                match tail.split_once('.') {
-                    Some((id, "eval")) => {
-                        server.eval_in("nats", &anyone, id, &message.payload).await
-                    }
-                    Some((id, "close")) => {
-                        server.close(&anyone, id).map(|()| json!({"closed": true}))
-                    }
-                    _ => Err(ApiError::new(
-                        StatusCode::NOT_FOUND,
-                        "not_found",
-                        format!(
-                            "no operation on subject '{}'; a session takes .eval and .close",
-                            message.subject.chars().take(200).collect::<String>()
-                        ),
-                    )),
-                }
-            }
+            Op::SessionEval(id) => server.eval_in("nats", &anyone, &id, body).await,
+            Op::SessionClose(id) => server.close(&anyone, &id).map(|()| json!({"closed": true})),
+            Op::Unknown => Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                "not_found",
+                format!(
+                    "no operation on subject '{}'; a worker takes .eval and .open, and a session .eval and .close",
+                    message.subject.chars().take(200).collect::<String>()
+                ),
+            )),
         };
         result.unwrap_or_else(|e| {
             server.count_refused(&e);
@@ -249,5 +396,31 @@ impl Worker {
         if let Err(e) = self.client.publish(reply, bytes).await {
             tracing::warn!(worker = %self.id, error = %e, "cannot send an answer");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_claim_is_used_once_within_its_time_and_claims_are_bounded() {
+        let mut claims = Claims::default();
+        let now = Instant::now();
+        let a = claims.grant(now, 2).unwrap();
+        let b = claims.grant(now, 2).unwrap();
+        assert_ne!(a, b);
+        assert_eq!(claims.grant(now, 2), None, "past the bound");
+        assert!(claims.redeem(a, now));
+        assert!(!claims.redeem(a, now), "used once");
+        assert!(!claims.redeem(999, now), "never granted");
+        assert_eq!(claims.next_expiry(), Some(now + CLAIM_TTL));
+        // An expired claim runs nothing, and frees its place.
+        let later = now + CLAIM_TTL;
+        assert!(!claims.redeem(b, later));
+        let c = claims.grant(later, 2).unwrap();
+        claims.prune(later + CLAIM_TTL);
+        assert!(claims.open.is_empty());
+        assert!(!claims.redeem(c, later + CLAIM_TTL));
     }
 }
