@@ -93,6 +93,7 @@ bench-smoke:
     test -s target/bench-smoke/cold-start.svg
     grep -q "geometric mean" target/bench-smoke/BENCHMARKS.md
     cargo run -q -p moonbox-bench -- --serve --smoke --clients 4 | grep -q "| 200 / 0 / 0 |"
+    test "$(cargo run -q -p moonbox-bench -- --nats --smoke --clients 4 | grep -c '| 200 / 0 |')" = 2
     bash packages/python/build.sh >/dev/null
     cd packages/node && npm ci --silent --no-audit --no-fund && npm run --silent build
     cargo run -q -p moonbox-bench -- --packages --smoke --strict | grep -q "| capability round trip"

@@ -11,6 +11,7 @@ mod awfy;
 mod chart;
 mod inproc;
 mod load;
+mod nats;
 mod packages;
 mod report;
 mod spawn;
@@ -88,6 +89,11 @@ pub(crate) struct Options {
     /// loopback, with the library side by side) and print its table.
     #[arg(long)]
     serve: bool,
+    /// Measure only `moonbox serve --nats` under load (a `nats-server` on
+    /// loopback, one worker, concurrent clients with claims and in one
+    /// round trip) and print its table. Needs `nats-server` on PATH.
+    #[arg(long)]
+    nats: bool,
     /// Measure only the Python and Node packages beside the Rust crate
     /// (process start, fresh and reused evals, a capability round trip)
     /// and print their table. Needs the packages built: `just
@@ -222,6 +228,28 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
             report::today()
         );
         report::load_table(&mut s, &load);
+        println!("{s}");
+        let lost = load.lost();
+        if lost > 0 {
+            bail!("{lost} requests failed or were not answered in time");
+        }
+        return Ok(());
+    }
+    if o.nats {
+        let moonbox = moonbox_binary(&o)?;
+        let (clients, requests) = (o.clients.clamp(1, 1024), o.requests.max(1));
+        progress(&format!(
+            "moonbox serve --nats under load ({clients} clients, {requests} requests)"
+        ));
+        let load = nats::run(&moonbox, clients, requests, Duration::from_secs(300)).await?;
+        let release = release_flag();
+        let mut s = format!(
+            "Command: `cargo build{release} -p moonbox-cli && cargo run{release} -p moonbox-bench -- --nats --clients {clients} --requests {requests}`\n\
+             Machine: {}\nDate: {}\n",
+            report::machine(),
+            report::today()
+        );
+        report::nats_table(&mut s, &load);
         println!("{s}");
         let lost = load.lost();
         if lost > 0 {

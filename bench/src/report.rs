@@ -481,6 +481,35 @@ pub(crate) fn load_table(s: &mut String, load: &crate::load::Load) {
     );
 }
 
+/// The NATS load table: claims beside one round trip.
+pub(crate) fn nats_table(s: &mut String, load: &crate::nats::NatsLoad) {
+    let _ = writeln!(s, "\n### `moonbox serve --nats` under load\n");
+    let _ = writeln!(
+        s,
+        "A `nats-server` on loopback and one worker (`moonbox serve --nats URL --pooling --max-running {}`); {} concurrent clients in this process send evals of `{}` until {} are answered, first through `RemoteSandbox` (a claim from the queue group, then the request on the worker's own subject: two round trips), then as one request on `moonbox.eval`. Latency is the client's: queueing included.\n",
+        crate::cores(),
+        load.clients,
+        crate::load::SCRIPT,
+        load.requests,
+    );
+    let _ = writeln!(s, "| | p50 | p99 | throughput | answers (ok / failed) |");
+    let _ = writeln!(s, "|---|---|---|---|---|");
+    for (name, side) in [
+        ("`RemoteSandbox` (claim, then the request)", &load.rows[0]),
+        ("one request on `moonbox.eval`", &load.rows[1]),
+    ] {
+        let _ = writeln!(
+            s,
+            "| {name} | {} | {} | {:.0}/s | {} / {} |",
+            stats::time(side.latency.median),
+            stats::time(side.latency.p99),
+            side.throughput,
+            side.ok,
+            side.failed,
+        );
+    }
+}
+
 /// The Are-We-Fast-Yet table, or why it was not run.
 pub(crate) fn awfy_table(s: &mut String, awfy: &Row<Vec<Speed>>) {
     let _ = writeln!(s, "\n### Execution speed: Are-We-Fast-Yet\n");
