@@ -53,10 +53,10 @@ impl Load {
     }
 }
 
-/// A server process, killed on drop.
-struct Served(Child);
+/// A child process, killed on drop.
+pub(crate) struct Killed(pub(crate) Child);
 
-impl Drop for Served {
+impl Drop for Killed {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
@@ -65,7 +65,7 @@ impl Drop for Served {
 
 /// Starts `moonbox serve` on a free loopback port; returns it and its
 /// address.
-fn start(moonbox: &std::path::Path, clients: usize, pooling: bool) -> Result<(Served, String)> {
+fn start(moonbox: &std::path::Path, clients: usize, pooling: bool) -> Result<(Killed, String)> {
     let running = crate::cores().to_string();
     let queued = clients.to_string();
     let mut child = Command::new(moonbox)
@@ -77,7 +77,7 @@ fn start(moonbox: &std::path::Path, clients: usize, pooling: bool) -> Result<(Se
         .spawn()
         .context("cannot start moonbox serve")?;
     let stderr = child.stderr.take().context("no stderr")?;
-    let served = Served(child);
+    let served = Killed(child);
     let mut lines = BufReader::new(stderr).lines();
     let addr = loop {
         let Some(line) = lines.next() else {

@@ -92,7 +92,7 @@ pub(crate) struct Options {
     /// Measure only `moonbox serve --nats` under load (a `nats-server` on
     /// loopback, one worker, concurrent clients with claims and in one
     /// round trip) and print its table. Needs `nats-server` on PATH.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "serve")]
     nats: bool,
     /// Measure only the Python and Node packages beside the Rust crate
     /// (process start, fresh and reused evals, a capability round trip)
@@ -213,45 +213,35 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         }
         return Ok(());
     }
-    if o.serve {
+    if o.serve || o.nats {
         let moonbox = moonbox_binary(&o)?;
         let (clients, requests) = (o.clients.clamp(1, 1024), o.requests.max(1));
+        let (flag, what) = if o.serve {
+            ("--serve", "moonbox serve")
+        } else {
+            ("--nats", "moonbox serve --nats")
+        };
         progress(&format!(
-            "moonbox serve under load ({clients} clients, {requests} requests)"
+            "{what} under load ({clients} clients, {requests} requests)"
         ));
-        let load = load::run(&moonbox, clients, requests, Duration::from_secs(300)).await?;
         let release = release_flag();
         let mut s = format!(
-            "Command: `cargo build{release} -p moonbox-cli && cargo run{release} -p moonbox-bench -- --serve --clients {clients} --requests {requests}`\n\
+            "Command: `cargo build{release} -p moonbox-cli && cargo run{release} -p moonbox-bench -- {flag} --clients {clients} --requests {requests}`\n\
              Machine: {}\nDate: {}\n",
             report::machine(),
             report::today()
         );
-        report::load_table(&mut s, &load);
+        let limit = Duration::from_secs(300);
+        let lost = if o.serve {
+            let load = load::run(&moonbox, clients, requests, limit).await?;
+            report::load_table(&mut s, &load);
+            load.lost()
+        } else {
+            let load = nats::run(&moonbox, clients, requests, limit).await?;
+            report::nats_table(&mut s, &load);
+            load.lost()
+        };
         println!("{s}");
-        let lost = load.lost();
-        if lost > 0 {
-            bail!("{lost} requests failed or were not answered in time");
-        }
-        return Ok(());
-    }
-    if o.nats {
-        let moonbox = moonbox_binary(&o)?;
-        let (clients, requests) = (o.clients.clamp(1, 1024), o.requests.max(1));
-        progress(&format!(
-            "moonbox serve --nats under load ({clients} clients, {requests} requests)"
-        ));
-        let load = nats::run(&moonbox, clients, requests, Duration::from_secs(300)).await?;
-        let release = release_flag();
-        let mut s = format!(
-            "Command: `cargo build{release} -p moonbox-cli && cargo run{release} -p moonbox-bench -- --nats --clients {clients} --requests {requests}`\n\
-             Machine: {}\nDate: {}\n",
-            report::machine(),
-            report::today()
-        );
-        report::nats_table(&mut s, &load);
-        println!("{s}");
-        let lost = load.lost();
         if lost > 0 {
             bail!("{lost} requests failed or were not answered in time");
         }

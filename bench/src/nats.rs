@@ -6,7 +6,7 @@
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use moonbox_serve::{NatsConfig, RemoteSandbox};
 
-use crate::load::SCRIPT;
+use crate::load::{Killed, SCRIPT};
 use crate::stats::Summary;
 
 /// What the NATS load test saw.
@@ -43,16 +43,6 @@ impl NatsLoad {
             .iter()
             .map(|side| side.failed + self.requests.saturating_sub(side.ok + side.failed))
             .sum()
-    }
-}
-
-/// A child process, killed on drop.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
     }
 }
 
