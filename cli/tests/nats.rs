@@ -777,16 +777,7 @@ async fn a_draining_worker_runs_what_it_granted_claims_for_and_nothing_else() {
             )
         }
     };
-    // Two claims, granted before the drain.
-    let mut claims = Vec::new();
-    for _ in 0..2 {
-        let claim = ask("moonbox.claim".into(), None, Value::Null)
-            .await
-            .unwrap();
-        assert_eq!(claim["worker"], json!(worker.id), "{claim}");
-        claims.push(claim["claim"].as_str().unwrap().to_owned());
-    }
-    // Keep the worker busy so that it is still draining below.
+    // Keep the worker busy, so that it is draining while it runs this.
     let remote = remote(&nats.url).await;
     let busy = tokio::spawn(async move {
         remote
@@ -794,31 +785,45 @@ async fn a_draining_worker_runs_what_it_granted_claims_for_and_nothing_else() {
             .await
     });
     worker.wait_running().await;
+    // Three claims, granted just before the drain; each holds the worker
+    // for 10 s unless used.
+    let mut claims = Vec::new();
+    for _ in 0..3 {
+        let claim = ask("moonbox.claim".into(), None, Value::Null)
+            .await
+            .unwrap();
+        assert_eq!(claim["worker"], json!(worker.id), "{claim}");
+        assert_eq!(claim["ttl_ms"], json!(10_000), "{claim}");
+        claims.push(claim["claim"].as_str().unwrap().to_owned());
+    }
     worker.signal("-TERM");
     let began = Instant::now();
     while !worker.log.lock().unwrap().contains("nats worker draining") {
         assert!(began.elapsed() < Duration::from_secs(10), "no drain");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    let own = format!("moonbox.worker.{}.eval", worker.id);
-    // A claim granted before the drain is still honoured.
+    let own = |op: &str| format!("moonbox.worker.{}.{op}", worker.id);
+    // An eval on a claim granted before the drain runs.
     let report = ask(
-        own.clone(),
+        own("eval"),
         Some(claims[0].clone()),
         json!({"code": "return 'claimed'"}),
     )
     .await
     .unwrap();
     assert_eq!(report["values"], json!(["claimed"]), "{report}");
-    // A request without a claim, or with one used already, is refused as
-    // draining: it did not run. The worker has left the queue group, so a
-    // new claim finds nobody.
-    for claim in [None, Some(claims[0].clone())] {
-        let refused = ask(own.clone(), claim, json!({"code": "return 1"}))
-            .await
-            .unwrap();
-        assert_eq!(refused["refused"]["kind"], "draining", "{refused}");
+    // An eval without a claim, or with one used already, and a session
+    // open even with a claim (the session could run nothing), are refused
+    // as draining: they did not run.
+    for (op, claim) in [
+        ("eval", None),
+        ("eval", Some(claims[0].clone())),
+        ("open", Some(claims[1].clone())),
+    ] {
+        let refused = ask(own(op), claim, json!({})).await.unwrap();
+        assert_eq!(refused["refused"]["kind"], "draining", "{op}: {refused}");
     }
+    // The worker has left the queue group, so a new claim finds nobody.
     let none = ask("moonbox.claim".into(), None, Value::Null)
         .await
         .unwrap_err();
@@ -826,8 +831,23 @@ async fn a_draining_worker_runs_what_it_granted_claims_for_and_nothing_else() {
         none.kind(),
         async_nats::client::RequestErrorKind::NoResponders
     );
-    // The second claim holds the worker until it expires; then it exits.
     assert_eq!(busy.await.unwrap().unwrap().values, [json!(30_000_000)]);
+    // The last claim still runs; with it used, the worker leaves at once
+    // rather than at its expiry.
+    let report = ask(
+        own("eval"),
+        Some(claims[2].clone()),
+        json!({"code": "return 'last'"}),
+    )
+    .await
+    .unwrap();
+    assert_eq!(report["values"], json!(["last"]), "{report}");
+    let began = Instant::now();
     let (code, log) = worker.wait();
     assert_eq!(code, Some(0), "{log}");
+    assert!(
+        began.elapsed() < Duration::from_secs(8),
+        "the worker waited {:?} for claims already used",
+        began.elapsed()
+    );
 }

@@ -53,8 +53,10 @@ pub struct ServeConfig {
     /// cancelled. Default [`ServeConfig::DEFAULT_DRAIN_TIMEOUT`].
     pub drain_timeout: Duration,
     /// HTTP connections open at once; past it a new connection is answered
-    /// `503 too_many_connections` and closed. Default
-    /// [`ServeConfig::DEFAULT_MAX_CONNECTIONS`].
+    /// `503 too_many_connections` and closed. Keep it below the process's
+    /// open-file limit (`ulimit -n`), less a hundred or so for the server's
+    /// other files: past that limit connections wait in the listen queue
+    /// instead. Default [`ServeConfig::DEFAULT_MAX_CONNECTIONS`].
     pub max_connections: usize,
     /// How long a client may take to send a request's headers, counted
     /// from when the connection opens or its previous response was sent:
@@ -101,8 +103,9 @@ impl ServeConfig {
     pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
     /// Most [`ServeConfig::drain_timeout`].
     pub const MAX_DRAIN_TIMEOUT: Duration = Duration::from_secs(3600);
-    /// Default [`ServeConfig::max_connections`].
-    pub const DEFAULT_MAX_CONNECTIONS: usize = 1024;
+    /// Default [`ServeConfig::max_connections`]: below the usual open-file
+    /// limit of 1,024, with room for the server's other files.
+    pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
     /// Most [`ServeConfig::max_connections`].
     pub const MAX_MAX_CONNECTIONS: usize = 65_536;
     /// Default [`ServeConfig::header_timeout`].

@@ -3,17 +3,20 @@
 //! closed gracefully when the server drains.
 //!
 //! A connection past [`ServeConfig::max_connections`] is answered `503
-//! too_many_connections` and closed; a client that opens a connection and
-//! never finishes its headers (or leaves a keep-alive connection idle) is
-//! closed after [`ServeConfig::header_timeout`], so it holds neither a
-//! place nor a drain.
+//! too_many_connections` and closed (past 64 such answers being written at
+//! once, closed without one); a client that opens a connection and never
+//! finishes its headers (or leaves a keep-alive connection idle) is closed
+//! after [`ServeConfig::header_timeout`], so it holds a place, or a drain,
+//! for that long at most. Writing an answer has no time bound of its own:
+//! a client that never reads a large answer holds its place until the
+//! drain's end.
 //!
 //! [`ServeConfig::max_connections`]: crate::ServeConfig::max_connections
 //! [`ServeConfig::header_timeout`]: crate::ServeConfig::header_timeout
 
 use std::io::ErrorKind;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::http::StatusCode;
@@ -44,6 +47,9 @@ const REFUSAL_DRAIN_BYTES: usize = 64 << 10;
 /// (out of file descriptors, out of memory) before accepting again.
 const ACCEPT_BACKOFF: Duration = Duration::from_millis(100);
 
+/// How often such an error is logged while it lasts.
+const WARN_EVERY: Duration = Duration::from_secs(60);
+
 /// Accepts and serves connections until `draining`; then stops accepting,
 /// closes idle connections, lets each finish the request it is on, and
 /// returns when all are closed.
@@ -61,9 +67,12 @@ pub(crate) async fn serve(
     let places = server.inner.connections.clone();
     let refusing = Arc::new(Semaphore::new(MAX_REFUSING));
     let mut connections = JoinSet::new();
+    let mut last_warned: Option<Instant> = None;
     loop {
         while connections.try_join_next().is_some() {}
         let accepted = tokio::select! {
+            // A drain wins over a connection accepted in the same moment.
+            biased;
             () = drained(&mut draining) => break,
             accepted = listener.accept() => accepted,
         };
@@ -72,9 +81,17 @@ pub(crate) async fn serve(
             // The client gave up before it was accepted.
             Err(e) if is_connection_error(&e) => continue,
             Err(e) => {
-                tracing::warn!(error = %e, "cannot accept a connection; trying again shortly");
-                tokio::time::sleep(ACCEPT_BACKOFF).await;
-                continue;
+                // Out of file descriptors or memory: said once a minute at
+                // most, and tried again shortly unless the server drains.
+                if last_warned.is_none_or(|at| at.elapsed() >= WARN_EVERY) {
+                    tracing::warn!(error = %e, "cannot accept a connection; trying again shortly (is --max-connections above the open-file limit?)");
+                    last_warned = Some(Instant::now());
+                }
+                tokio::select! {
+                    biased;
+                    () = drained(&mut draining) => break,
+                    () = tokio::time::sleep(ACCEPT_BACKOFF) => continue,
+                }
             }
         };
         let Ok(place) = places.clone().try_acquire_owned() else {

@@ -393,7 +393,7 @@ async fn eval(State(server): State<Server>, request: Request) -> Response {
 async fn open_session(State(server): State<Server>, request: Request) -> Response {
     let result = match take(&server, request).await {
         Ok((caller, bytes)) => server
-            .open(&caller, Arrival::New, &bytes)
+            .open(&caller, &bytes)
             .await
             .map(|opened| opened.to_json(&opened.id)),
         Err(e) => Err(e),

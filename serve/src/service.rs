@@ -136,9 +136,9 @@ impl Caller {
     }
 }
 
-/// How a request arrived: as new work, which a draining server refuses, or
-/// as work a NATS worker granted a claim for before its drain began, which
-/// it still runs.
+/// How a fresh eval arrived: as new work, which a draining server refuses,
+/// or as work a NATS worker granted a claim for before its drain began,
+/// which it still runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Arrival {
     New,
@@ -410,15 +410,8 @@ impl Server {
     ///
     /// # Cancel safety
     /// Dropping the future opens nothing.
-    pub(crate) async fn open(
-        &self,
-        caller: &Caller,
-        arrival: Arrival,
-        bytes: &[u8],
-    ) -> Result<Opened, ApiError> {
-        if arrival == Arrival::New {
-            self.check_open()?;
-        }
+    pub(crate) async fn open(&self, caller: &Caller, bytes: &[u8]) -> Result<Opened, ApiError> {
+        self.check_open()?;
         self.check_body(bytes)?;
         let body: OpenBody = api::parse(bytes, Some(OpenBody::default()))?;
         let asked = body.limits.is_some();

@@ -12,7 +12,8 @@ use serde_json::{Map, Value, json};
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum RemoteError {
-    /// No worker listens on the eval subjects.
+    /// No worker listens on the subject asked (the claim or eval subjects,
+    /// or a worker's own).
     #[error("no moonbox worker answers {subject}; start one with `moonbox serve --nats URL`")]
     NoWorkers {
         /// The subject asked.
@@ -38,9 +39,9 @@ pub enum RemoteError {
         /// When trying again later can succeed, after how long.
         retry_after: Option<Duration>,
     },
-    /// No answer within the client's timeout: the worker may have stopped
-    /// mid-eval.
-    #[error("no answer within {} ms; the worker may have stopped while it ran the eval", .0.as_millis())]
+    /// No answer within the client's timeout: a worker may have stopped
+    /// mid-eval, or no worker could be claimed in time (then nothing ran).
+    #[error("no answer within {} ms; a worker may have stopped while it ran the request, or none could be claimed in time", .0.as_millis())]
     Timeout(Duration),
     /// The request cannot be sent as it is (code that is not UTF-8).
     #[error("{0}")]
@@ -195,14 +196,24 @@ impl RemoteSandbox {
         let deadline = Instant::now() + self.timeout;
         let claim_subject = format!("{}.claim", self.prefix);
         let mut last = None;
-        for _ in 0..MAX_CLAIMS {
+        for attempt in 0..MAX_CLAIMS {
+            if attempt > 0 {
+                // A moment for a worker that is leaving the queue group to
+                // be gone from it.
+                tokio::time::sleep(RETRY_PAUSE * u32::try_from(attempt).unwrap_or(1)).await;
+            }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
                 break;
             }
             let asked = Instant::now();
             let claim = match self
-                .request(&claim_subject, Vec::new(), None, left.min(CLAIM_TIMEOUT))
+                .request(
+                    &claim_subject,
+                    Vec::new(),
+                    None,
+                    left.min(crate::CLAIM_USE_WITHIN),
+                )
                 .await
             {
                 Ok(claim) => claim,
@@ -219,13 +230,23 @@ impl RemoteSandbox {
                 Err(e) => return Err(e),
             };
             let (Some(worker), Some(id)) = (
-                claim.get("worker").and_then(Value::as_str),
-                claim.get("claim").and_then(Value::as_str),
+                claim
+                    .get("worker")
+                    .and_then(Value::as_str)
+                    .filter(|w| is_token(w)),
+                claim
+                    .get("claim")
+                    .and_then(Value::as_str)
+                    .filter(|c| is_token(c)),
             ) else {
-                return Err(RemoteError::Transport(format!("a claim answered {claim}")));
+                return Err(RemoteError::Transport(format!(
+                    "a claim answered {}",
+                    claim.to_string().chars().take(200).collect::<String>()
+                )));
             };
             if asked.elapsed() > crate::CLAIM_USE_WITHIN {
                 // Too old to be sure the worker still holds it.
+                last = Some(RemoteError::Timeout(self.timeout));
                 continue;
             }
             let subject = format!("{}.worker.{worker}.{op}", self.prefix);
@@ -240,6 +261,7 @@ impl RemoteSandbox {
                 // stopping: the request did not run.
                 Err(e @ RemoteError::NoWorkers { .. }) => last = Some(e),
                 Err(e) if is_draining(&e) => last = Some(e),
+                Err(RemoteError::Timeout(_)) => return Err(RemoteError::Timeout(self.timeout)),
                 answer => return answer,
             }
         }
@@ -323,8 +345,15 @@ impl RemoteSandbox {
 /// Claims a request may take before it fails with the last error.
 const MAX_CLAIMS: usize = 5;
 
-/// How long a claim may take to be answered before another is asked.
-const CLAIM_TIMEOUT: Duration = Duration::from_secs(2);
+/// The pause before the second claim, growing by as much for each one
+/// after it.
+const RETRY_PAUSE: Duration = Duration::from_millis(5);
+
+/// Whether a worker id or claim from an answer is one subject token of
+/// letters and digits (both are hex).
+fn is_token(s: &str) -> bool {
+    !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric())
+}
 
 /// Whether a worker refused because it is stopping: nothing ran.
 fn is_draining(e: &RemoteError) -> bool {

@@ -18,9 +18,10 @@
 //! A fresh eval or session open first claims a worker (`P.claim`), then
 //! sends the request to that worker's own subject. A claim runs nothing,
 //! so a claim lost while a worker leaves the queue group is simply claimed
-//! again; a worker that drains still runs the requests it granted claims
-//! for, and leaves its own subjects only once no claim it granted can
-//! still be used. So a drain loses no request. `P.eval` and
+//! again; a worker that drains still runs the evals it granted claims for
+//! (and refuses a session open, which its client then claims elsewhere),
+//! and leaves its own subjects only once no claim it granted can still be
+//! used. So a drain loses no request. `P.eval` and
 //! `P.sessions.open` take a request in one round trip, for clients without
 //! claims; a request on them that a worker receives in the moment it
 //! leaves the queue group goes unanswered, and its client times out.
@@ -54,10 +55,10 @@ pub const DEFAULT_PREFIX: &str = "moonbox";
 /// subjects.
 pub const CLAIM_HEADER: &str = "Moonbox-Claim";
 
-/// How soon after a claim is granted its request must be sent; a client
-/// that took longer claims again. The worker holds a claim for longer, so
-/// the request has time to travel.
-pub const CLAIM_USE_WITHIN: std::time::Duration = std::time::Duration::from_millis(500);
+/// How soon after asking for a claim a client must send its request; a
+/// client whose claim came later claims again. A worker holds a claim for
+/// twice as long, so the request has time to travel.
+pub const CLAIM_USE_WITHIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How a worker or a client reaches NATS: the server URL, credentials and
 /// TLS.

@@ -25,8 +25,9 @@ const SPARE_HANDLERS: usize = 64;
 /// A NATS worker: attach it to a server with
 /// [`Bound::nats`](crate::Bound::nats).
 ///
-/// Its id, 64 random bits in hex, names its session subjects and starts
-/// the id of every session it opens.
+/// Its id, 64 random bits in hex, names its own subjects (claimed evals
+/// and opens, and its sessions) and starts the id of every session it
+/// opens.
 pub struct Worker {
     client: Client,
     prefix: String,
@@ -56,7 +57,7 @@ enum Source {
 /// What a message asks for.
 enum Op {
     Eval(Arrival),
-    Open(Arrival),
+    Open,
     SessionEval(String),
     SessionClose(String),
     Unknown,
@@ -64,15 +65,20 @@ enum Op {
 
 /// How long a granted claim holds a worker back from leaving: a client
 /// sends its request within [`CLAIM_USE_WITHIN`](super::CLAIM_USE_WITHIN)
-/// of the grant, so the rest is room for the request to travel.
-const CLAIM_TTL: Duration = Duration::from_secs(2);
+/// of asking for the claim, so the rest is room for the request to travel.
+pub(crate) const CLAIM_TTL: Duration = Duration::from_secs(10);
 
-/// The claims a worker granted and has not yet seen used.
+/// How long the subscriptions a draining worker leaves must be quiet
+/// before it takes them as ended.
+const LEAVE_GRACE: Duration = Duration::from_millis(250);
+
+/// The claims a worker granted and has not yet seen used. A claim's id is
+/// 64 random bits, so that nobody can use up another client's claim by
+/// guessing it.
 #[derive(Default)]
 struct Claims {
-    last: u64,
     /// Claim -> when it expires.
-    open: HashMap<u64, Instant>,
+    open: HashMap<String, Instant>,
 }
 
 impl Claims {
@@ -80,21 +86,21 @@ impl Claims {
         self.open.retain(|_, expires| *expires > now);
     }
 
-    /// A new claim, or `None` with `max` claims outstanding.
-    fn grant(&mut self, now: Instant, max: usize) -> Option<u64> {
+    /// Records the claim `id`, or refuses it with `max` claims
+    /// outstanding.
+    fn grant(&mut self, id: &str, now: Instant, max: usize) -> bool {
         self.prune(now);
         if self.open.len() >= max {
-            return None;
+            return false;
         }
-        self.last += 1;
-        self.open.insert(self.last, now + CLAIM_TTL);
-        Some(self.last)
+        self.open.insert(id.to_owned(), now + CLAIM_TTL);
+        true
     }
 
     /// Whether `id` is a claim granted here and not yet used or expired;
     /// it is used up either way.
-    fn redeem(&mut self, id: u64, now: Instant) -> bool {
-        self.open.remove(&id).is_some_and(|expires| expires > now)
+    fn redeem(&mut self, id: &str, now: Instant) -> bool {
+        self.open.remove(id).is_some_and(|expires| expires > now)
     }
 
     /// When the next claim expires, if any is outstanding.
@@ -190,7 +196,7 @@ impl Worker {
         self: Arc<Self>,
         server: Server,
         mut draining: watch::Receiver<bool>,
-        [mut evals, mut opens, mut claims, mut own]: [Subscriber; 4],
+        [mut evals, mut opens, mut claim_requests, mut own]: [Subscriber; 4],
         handlers: usize,
     ) {
         // Completes when the server drains (or is gone).
@@ -202,27 +208,55 @@ impl Worker {
         let mut tasks = JoinSet::new();
         let mut drained = false;
         let mut open = [true; 4];
+        let mut leaving = false;
+        // While draining, when a message last arrived. The NATS client ends
+        // a drained subscription only at its connection's next traffic, so
+        // a drained subscription counts as ended once it has been quiet for
+        // LEAVE_GRACE: what the server sent before it took the unsubscribe
+        // has arrived by then.
+        let mut last_heard = Instant::now();
         loop {
-            if drained && !open[0] && !open[1] && !open[2] && tasks.is_empty() {
-                self.claims().prune(Instant::now());
-                if !open[3] || self.claims().open.is_empty() {
-                    // Nothing runs, and no claim granted can still be used:
-                    // leave.
-                    let _ = own.unsubscribe().await;
-                    break;
+            let quiet = drained && last_heard.elapsed() >= LEAVE_GRACE;
+            if quiet {
+                open[..3].fill(false);
+                if leaving {
+                    open[3] = false;
                 }
             }
-            if !open.iter().any(|o| *o) {
+            if drained && !leaving && !open[..3].contains(&true) && tasks.is_empty() {
+                let outstanding = {
+                    let mut granted = self.claims();
+                    granted.prune(Instant::now());
+                    !granted.open.is_empty()
+                };
+                if !outstanding {
+                    // Nothing runs, and no claim granted can still be used:
+                    // leave the worker's own subjects too, answering what
+                    // was already delivered on them.
+                    leaving = true;
+                    let _ = own.drain().await;
+                    last_heard = Instant::now();
+                }
+            }
+            if !open.contains(&true) {
                 break;
             }
-            // While draining, wake when the next claim expires (expired
-            // ones are dropped first, so the wait is never in the past).
-            let expiry = if drained {
-                let mut claims = self.claims();
-                claims.prune(Instant::now());
-                claims.next_expiry()
+            // While draining, wake when the subscriptions being drained
+            // have been quiet long enough, or when the next claim expires
+            // (expired ones are dropped first). Neither is in the past: a
+            // quiet subscription was taken as ended above.
+            let settling = (drained && open[..3].contains(&true)) || (leaving && open[3]);
+            let settled = settling.then(|| last_heard + LEAVE_GRACE);
+            let expiry = if drained && !leaving {
+                let mut granted = self.claims();
+                granted.prune(Instant::now());
+                granted.next_expiry()
             } else {
                 None
+            };
+            let wake = match (settled, expiry) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
             };
             let (message, source) = tokio::select! {
                 () = &mut drain, if !drained => {
@@ -231,19 +265,23 @@ impl Worker {
                     // Leave the queue group, keeping what was already
                     // delivered; the worker's own subjects stay for the
                     // claims granted and the sessions' closes.
-                    for sub in [&mut evals, &mut opens, &mut claims] {
+                    for sub in [&mut evals, &mut opens, &mut claim_requests] {
                         let _ = sub.drain().await;
                     }
+                    last_heard = Instant::now();
                     continue;
                 }
                 Some(_) = tasks.join_next(), if !tasks.is_empty() => continue,
-                () = tokio::time::sleep_until(expiry.unwrap_or_else(Instant::now)),
-                    if expiry.is_some() => continue,
+                () = tokio::time::sleep_until(wake.unwrap_or_else(Instant::now)),
+                    if wake.is_some() => continue,
                 m = evals.next(), if open[0] => (m, Source::Eval),
                 m = opens.next(), if open[1] => (m, Source::Open),
-                m = claims.next(), if open[2] => (m, Source::Claim),
+                m = claim_requests.next(), if open[2] => (m, Source::Claim),
                 m = own.next(), if open[3] => (m, Source::Own),
             };
+            if drained {
+                last_heard = Instant::now();
+            }
             let Some(message) = message else {
                 open[source as usize] = false;
                 continue;
@@ -259,7 +297,7 @@ impl Worker {
                     continue;
                 }
                 Source::Eval => Op::Eval(Arrival::New),
-                Source::Open => Op::Open(Arrival::New),
+                Source::Open => Op::Open,
                 Source::Own => self.route(&message),
             };
             match places.clone().try_acquire_owned() {
@@ -298,19 +336,27 @@ impl Worker {
                 "draining",
                 "the worker is stopping; claim another",
             )
-        } else if let Some(claim) = self.claims().grant(Instant::now(), max) {
-            return json!({
-                "worker": self.id,
-                "claim": claim.to_string(),
-                "ttl_ms": u64::try_from(CLAIM_TTL.as_millis()).unwrap_or(u64::MAX),
-            });
         } else {
-            ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "overloaded",
-                "the worker has granted as many claims as it may; try again later",
-            )
-            .retry_after(Duration::from_secs(1))
+            match crate::hex::random::<8>() {
+                Ok(claim) if self.claims().grant(&claim, Instant::now(), max) => {
+                    return json!({
+                        "worker": self.id,
+                        "claim": claim,
+                        "ttl_ms": u64::try_from(CLAIM_TTL.as_millis()).unwrap_or(u64::MAX),
+                    });
+                }
+                Ok(_) => ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "overloaded",
+                    "the worker has granted as many claims as it may; try again later",
+                )
+                .retry_after(Duration::from_secs(1)),
+                Err(e) => ApiError::new(
+                    StatusCode::INTERNAL_SERVER_ERROR,
+                    "internal",
+                    format!("no random bytes for a claim: {e}"),
+                ),
+            }
         };
         server.count_refused(&e);
         refused(&e)
@@ -324,20 +370,24 @@ impl Worker {
             .subject
             .strip_prefix(&format!("{}.worker.{}.", self.prefix, self.id))
             .unwrap_or("");
-        let arrival = || {
-            let claim = message
+        // A claim redeemed for an eval runs it even while the worker
+        // drains. A session opened then could run nothing (its evals are
+        // new work), so an open is refused while draining, claim or not,
+        // and its client claims another worker.
+        let claimed = || {
+            message
                 .headers
                 .as_ref()
                 .and_then(|headers| headers.get(super::CLAIM_HEADER))
-                .and_then(|value| value.as_str().parse::<u64>().ok());
-            match claim {
-                Some(claim) if self.claims().redeem(claim, Instant::now()) => Arrival::Claimed,
-                _ => Arrival::New,
-            }
+                .is_some_and(|claim| self.claims().redeem(claim.as_str(), Instant::now()))
         };
         match tail {
-            "eval" => Op::Eval(arrival()),
-            "open" => Op::Open(arrival()),
+            "eval" if claimed() => Op::Eval(Arrival::Claimed),
+            "eval" => Op::Eval(Arrival::New),
+            "open" => {
+                claimed();
+                Op::Open
+            }
             _ => match tail
                 .strip_prefix("session.")
                 .and_then(|t| t.split_once('.'))
@@ -355,7 +405,7 @@ impl Worker {
         let body = &message.payload;
         let result = match op {
             Op::Eval(arrival) => server.eval("nats", &anyone, arrival, body).await,
-            Op::Open(arrival) => server.open(&anyone, arrival, body).await.map(|opened| {
+            Op::Open => server.open(&anyone, body).await.map(|opened| {
                 let id = format!("{}.{}", self.id, opened.id);
                 opened.to_json(&id)
             }),
@@ -407,20 +457,19 @@ mod tests {
     fn a_claim_is_used_once_within_its_time_and_claims_are_bounded() {
         let mut claims = Claims::default();
         let now = Instant::now();
-        let a = claims.grant(now, 2).unwrap();
-        let b = claims.grant(now, 2).unwrap();
-        assert_ne!(a, b);
-        assert_eq!(claims.grant(now, 2), None, "past the bound");
-        assert!(claims.redeem(a, now));
-        assert!(!claims.redeem(a, now), "used once");
-        assert!(!claims.redeem(999, now), "never granted");
+        assert!(claims.grant("a", now, 2));
+        assert!(claims.grant("b", now, 2));
+        assert!(!claims.grant("c", now, 2), "past the bound");
+        assert!(claims.redeem("a", now));
+        assert!(!claims.redeem("a", now), "used once");
+        assert!(!claims.redeem("z", now), "never granted");
         assert_eq!(claims.next_expiry(), Some(now + CLAIM_TTL));
         // An expired claim runs nothing, and frees its place.
         let later = now + CLAIM_TTL;
-        assert!(!claims.redeem(b, later));
-        let c = claims.grant(later, 2).unwrap();
+        assert!(!claims.redeem("b", later));
+        assert!(claims.grant("c", later, 2));
         claims.prune(later + CLAIM_TTL);
         assert!(claims.open.is_empty());
-        assert!(!claims.redeem(c, later + CLAIM_TTL));
+        assert!(!claims.redeem("c", later + CLAIM_TTL));
     }
 }
