@@ -841,7 +841,7 @@ async fn past_the_connection_cap_a_new_connection_gets_503_and_is_closed() {
 }
 
 #[tokio::test]
-async fn a_client_that_never_finishes_its_headers_is_closed_and_holds_no_drain() {
+async fn a_client_that_never_finishes_its_headers_is_closed_and_holds_a_drain_only_that_long() {
     use tokio::io::AsyncWriteExt;
     let config = local()
         .header_timeout(Duration::from_millis(300))
@@ -860,8 +860,8 @@ async fn a_client_that_never_finishes_its_headers_is_closed_and_holds_no_drain()
     let (sent, _) = read_to_close(&mut idle).await;
     assert_eq!(sent, "");
 
-    // A drain does not wait its 60 s for a connection that stalls in its
-    // headers.
+    // A drain waits for a connection that stalls in its headers only until
+    // the header timeout closes it, not for its own 60 s.
     let mut stalled = tokio::net::TcpStream::connect(server.addr).await.unwrap();
     stalled
         .write_all(b"POST /v1/eval HTTP/1.1\r\nHost: 127.0.0.1\r\n")
