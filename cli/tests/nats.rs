@@ -686,7 +686,7 @@ async fn over_tls_a_worker_trusts_only_the_given_ca() {
 async fn a_worker_drained_under_load_loses_no_request() {
     let nats = NatsServer::start(None);
     let mut workers: Vec<Worker> = (0..3).map(|_| Worker::start(&nats.url, &[])).collect();
-    let remote = remote(&nats.url).await.timeout(Duration::from_secs(5));
+    let remote = remote(&nats.url).await;
     // Clients send evals back to back while one worker drains and exits.
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut clients = tokio::task::JoinSet::new();
@@ -769,9 +769,10 @@ async fn a_draining_worker_runs_what_it_granted_claims_for_and_nothing_else() {
             if let Some(claim) = claim {
                 headers.insert(moonbox_serve::CLAIM_HEADER, claim.as_str());
             }
-            let reply = client
-                .request_with_headers(subject, headers, body.to_string().into())
-                .await?;
+            let request = client.request_with_headers(subject, headers, body.to_string().into());
+            let reply = tokio::time::timeout(Duration::from_secs(20), request)
+                .await
+                .expect("an answer within 20 s")?;
             Ok::<_, async_nats::RequestError>(
                 serde_json::from_slice::<Value>(&reply.payload).unwrap(),
             )
@@ -842,12 +843,62 @@ async fn a_draining_worker_runs_what_it_granted_claims_for_and_nothing_else() {
     .await
     .unwrap();
     assert_eq!(report["values"], json!(["last"]), "{report}");
+    // With every claim used, the worker leaves in about two quiet spells of
+    // 250 ms, not at the claims' expiry (10 s after they were granted).
     let began = Instant::now();
     let (code, log) = worker.wait();
     assert_eq!(code, Some(0), "{log}");
     assert!(
-        began.elapsed() < Duration::from_secs(8),
-        "the worker waited {:?} for claims already used",
+        began.elapsed() < Duration::from_secs(3),
+        "the worker waited {:?} after its last claim was used",
         began.elapsed()
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_client_refuses_bad_claims_and_says_when_none_is_answered() {
+    let nats = NatsServer::start(None);
+    let remote = remote(&nats.url).await;
+    // Something on the claim subject that is not a worker: first it answers
+    // ids that would not be a subject token, then nothing at all.
+    let fake = NatsConfig::new(nats.url.clone()).connect().await.unwrap();
+    let mut claims = fake
+        .queue_subscribe("moonbox.claim", "moonbox.workers".into())
+        .await
+        .unwrap();
+    fake.flush().await.unwrap();
+    let answering = tokio::spawn(async move {
+        let message = claims.next().await.unwrap();
+        let bad = json!({"worker": "w1 x", "claim": "c1\r\nPUB moonbox.eval 0"});
+        fake.publish(message.reply.unwrap(), bad.to_string().into())
+            .await
+            .unwrap();
+        fake.flush().await.unwrap();
+        // Then read claims without answering, counting them.
+        let mut asked = 0;
+        while let Ok(Some(_)) = tokio::time::timeout(Duration::from_secs(3), claims.next()).await {
+            asked += 1;
+        }
+        asked
+    });
+    let refused = remote.eval("return 1").await.unwrap_err();
+    assert!(matches!(refused, RemoteError::Transport(_)), "{refused}");
+
+    let began = Instant::now();
+    let unanswered = remote.eval("return 1").await.unwrap_err();
+    assert!(
+        matches!(unanswered, RemoteError::NoClaim { tries: 5, .. }),
+        "{unanswered}"
+    );
+    assert!(
+        unanswered.to_string().contains("nothing ran"),
+        "{unanswered}"
+    );
+    // Each claim waited a second, not the client's whole timeout.
+    assert!(
+        began.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        began.elapsed()
+    );
+    assert_eq!(answering.await.unwrap(), 5);
 }

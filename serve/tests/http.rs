@@ -862,17 +862,24 @@ async fn a_client_that_never_finishes_its_headers_is_closed_and_holds_a_drain_on
 
     // A drain waits for a connection that stalls in its headers only until
     // the header timeout closes it, not for its own 60 s.
+    let opened = Instant::now();
     let mut stalled = tokio::net::TcpStream::connect(server.addr).await.unwrap();
     stalled
         .write_all(b"POST /v1/eval HTTP/1.1\r\nHost: 127.0.0.1\r\n")
         .await
         .unwrap();
+    // The metrics' own connection, and the stalled one.
+    server.wait_for("moonbox_http_connections 2").await;
     let began = Instant::now();
     server.stop().await;
     assert!(
         began.elapsed() < Duration::from_secs(10),
         "the drain took {:?}",
         began.elapsed()
+    );
+    assert!(
+        opened.elapsed() >= Duration::from_millis(250),
+        "the drain did not wait for the stalled connection"
     );
 }
 

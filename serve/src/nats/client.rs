@@ -39,10 +39,19 @@ pub enum RemoteError {
         /// When trying again later can succeed, after how long.
         retry_after: Option<Duration>,
     },
-    /// No answer within the client's timeout: a worker may have stopped
-    /// mid-eval, or no worker could be claimed in time (then nothing ran).
-    #[error("no answer within {} ms; a worker may have stopped while it ran the request, or none could be claimed in time", .0.as_millis())]
+    /// No answer within the client's timeout: the worker may have stopped
+    /// mid-eval.
+    #[error("no answer within {} ms; the worker may have stopped while it ran the request", .0.as_millis())]
     Timeout(Duration),
+    /// No worker answered a claim in time, so the request was never sent:
+    /// nothing ran.
+    #[error("no worker could be claimed: {tries} claims went unanswered for {} ms in all; nothing ran, so it is safe to try again", .waited.as_millis())]
+    NoClaim {
+        /// Claims asked.
+        tries: usize,
+        /// How long the client waited for them.
+        waited: Duration,
+    },
     /// The request cannot be sent as it is (code that is not UTF-8).
     #[error("{0}")]
     Request(String),
@@ -171,9 +180,13 @@ impl RemoteSandbox {
             .and_then(Value::as_str)
             .ok_or_else(|| RemoteError::Transport(format!("a session open answered {answer}")))?
             .to_owned();
-        let Some((worker, session)) = id.split_once('.') else {
+        let Some((worker, session)) = id
+            .split_once('.')
+            .filter(|(worker, session)| is_token(worker) && is_token(session))
+        else {
             return Err(RemoteError::Transport(format!(
-                "the session id '{id}' does not name its worker"
+                "the session id '{}' is not a worker's id and a session's",
+                id.chars().take(200).collect::<String>()
             )));
         };
         let subject = format!("{}.worker.{worker}.session.{session}", self.prefix);
@@ -193,34 +206,36 @@ impl RemoteSandbox {
     /// up to [`MAX_CLAIMS`] times within the timeout. A request sent on a
     /// claim is never sent twice.
     async fn claimed(&self, op: &str, body: Vec<u8>) -> Result<Value, RemoteError> {
-        let deadline = Instant::now() + self.timeout;
+        let began = Instant::now();
+        let deadline = began.checked_add(self.timeout);
+        let left = || {
+            deadline.map_or(Duration::MAX, |d| {
+                d.saturating_duration_since(Instant::now())
+            })
+        };
         let claim_subject = format!("{}.claim", self.prefix);
         let mut last = None;
+        let mut tries = 0;
         for attempt in 0..MAX_CLAIMS {
             if attempt > 0 {
                 // A moment for a worker that is leaving the queue group to
                 // be gone from it.
                 tokio::time::sleep(RETRY_PAUSE * u32::try_from(attempt).unwrap_or(1)).await;
             }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
+            if left().is_zero() {
                 break;
             }
+            tries += 1;
             let asked = Instant::now();
             let claim = match self
-                .request(
-                    &claim_subject,
-                    Vec::new(),
-                    None,
-                    left.min(crate::CLAIM_USE_WITHIN),
-                )
+                .request(&claim_subject, Vec::new(), None, left().min(CLAIM_WAIT))
                 .await
             {
                 Ok(claim) => claim,
-                // Lost, or its worker is too busy to answer soon: nothing
-                // ran.
+                // Lost (a worker leaving the queue group), or its worker is
+                // too busy to answer soon: nothing ran.
                 Err(RemoteError::Timeout(_)) => {
-                    last = Some(RemoteError::Timeout(self.timeout));
+                    last = None;
                     continue;
                 }
                 Err(e) if is_draining(&e) => {
@@ -246,15 +261,14 @@ impl RemoteSandbox {
             };
             if asked.elapsed() > crate::CLAIM_USE_WITHIN {
                 // Too old to be sure the worker still holds it.
-                last = Some(RemoteError::Timeout(self.timeout));
+                last = None;
                 continue;
             }
             let subject = format!("{}.worker.{worker}.{op}", self.prefix);
             let mut headers = async_nats::HeaderMap::new();
             headers.insert(crate::CLAIM_HEADER, id);
-            let left = deadline.saturating_duration_since(Instant::now());
             match self
-                .request(&subject, body.clone(), Some(headers), left)
+                .request(&subject, body.clone(), Some(headers), left())
                 .await
             {
                 // The worker left after its claim was lost, or it is
@@ -265,7 +279,10 @@ impl RemoteSandbox {
                 answer => return answer,
             }
         }
-        Err(last.unwrap_or(RemoteError::Timeout(self.timeout)))
+        Err(last.unwrap_or(RemoteError::NoClaim {
+            tries,
+            waited: began.elapsed(),
+        }))
     }
 
     /// One request and its answer, or the error that stands for it; no
@@ -344,6 +361,10 @@ impl RemoteSandbox {
 
 /// Claims a request may take before it fails with the last error.
 const MAX_CLAIMS: usize = 5;
+
+/// How long to wait for a claim's answer before asking again: a worker
+/// answers claims at once, so a longer wait means the claim was lost.
+const CLAIM_WAIT: Duration = Duration::from_secs(1);
 
 /// The pause before the second claim, growing by as much for each one
 /// after it.

@@ -23,8 +23,8 @@
 //! and leaves its own subjects only once no claim it granted can still be
 //! used. So a drain loses no request. `P.eval` and
 //! `P.sessions.open` take a request in one round trip, for clients without
-//! claims; a request on them that a worker receives in the moment it
-//! leaves the queue group goes unanswered, and its client times out.
+//! claims; a request on them that the bus sends a worker in the moment it
+//! leaves the queue group can go unanswered, and its client times out.
 //!
 //! A session id is `W.S`: the worker's id and the session's, so a client
 //! finds its worker from the id, and a worker that has gone has no

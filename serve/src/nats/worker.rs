@@ -1,7 +1,7 @@
 //! The worker: answers the eval and session subjects from the bus with
 //! the service's operations.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
@@ -74,16 +74,29 @@ const LEAVE_GRACE: Duration = Duration::from_millis(250);
 
 /// The claims a worker granted and has not yet seen used. A claim's id is
 /// 64 random bits, so that nobody can use up another client's claim by
-/// guessing it.
+/// guessing it. Every claim lives [`CLAIM_TTL`], so claims expire in the
+/// order they were granted: pruning and the next expiry take the oldest
+/// first, whatever the number outstanding.
 #[derive(Default)]
 struct Claims {
     /// Claim -> when it expires.
     open: HashMap<String, Instant>,
+    /// Claims in the order granted, with their expiry; a claim used
+    /// already is skipped when it reaches the front.
+    order: VecDeque<(Instant, String)>,
 }
 
 impl Claims {
     fn prune(&mut self, now: Instant) {
-        self.open.retain(|_, expires| *expires > now);
+        while let Some((expires, id)) = self.order.front() {
+            if *expires > now && self.open.contains_key(id) {
+                break;
+            }
+            if *expires <= now {
+                self.open.remove(id);
+            }
+            self.order.pop_front();
+        }
     }
 
     /// Records the claim `id`, or refuses it with `max` claims
@@ -93,7 +106,9 @@ impl Claims {
         if self.open.len() >= max {
             return false;
         }
-        self.open.insert(id.to_owned(), now + CLAIM_TTL);
+        let expires = now + CLAIM_TTL;
+        self.open.insert(id.to_owned(), expires);
+        self.order.push_back((expires, id.to_owned()));
         true
     }
 
@@ -103,9 +118,10 @@ impl Claims {
         self.open.remove(id).is_some_and(|expires| expires > now)
     }
 
-    /// When the next claim expires, if any is outstanding.
+    /// When the next claim expires, if any is outstanding (after
+    /// [`Claims::prune`], the oldest is at the front).
     fn next_expiry(&self) -> Option<Instant> {
-        self.open.values().min().copied()
+        self.order.front().map(|(expires, _)| *expires)
     }
 }
 
@@ -211,23 +227,20 @@ impl Worker {
         let mut leaving = false;
         // While draining, when a message last arrived. The NATS client ends
         // a drained subscription only at its connection's next traffic, so
-        // a drained subscription counts as ended once it has been quiet for
-        // LEAVE_GRACE: what the server sent before it took the unsubscribe
-        // has arrived by then.
+        // a drained subscription counts as ended once the worker has
+        // waited LEAVE_GRACE for it with nothing to read. (A message the
+        // server sent before it took the unsubscribe, arriving after the
+        // client ended the subscription, is dropped by the client: on the
+        // queue subjects that is a claim, which its client asks again, or
+        // a request without one; docs/serve.md says so.)
         let mut last_heard = Instant::now();
         loop {
-            let quiet = drained && last_heard.elapsed() >= LEAVE_GRACE;
-            if quiet {
-                open[..3].fill(false);
-                if leaving {
-                    open[3] = false;
-                }
-            }
+            while tasks.try_join_next().is_some() {}
             if drained && !leaving && !open[..3].contains(&true) && tasks.is_empty() {
                 let outstanding = {
                     let mut granted = self.claims();
                     granted.prune(Instant::now());
-                    !granted.open.is_empty()
+                    granted.next_expiry().is_some()
                 };
                 if !outstanding {
                     // Nothing runs, and no claim granted can still be used:
@@ -241,10 +254,9 @@ impl Worker {
             if !open.contains(&true) {
                 break;
             }
-            // While draining, wake when the subscriptions being drained
-            // have been quiet long enough, or when the next claim expires
-            // (expired ones are dropped first). Neither is in the past: a
-            // quiet subscription was taken as ended above.
+            // While draining, wake to end the subscriptions being drained
+            // once nothing came for LEAVE_GRACE, and when the next claim
+            // expires (expired ones are dropped first).
             let settling = (drained && open[..3].contains(&true)) || (leaving && open[3]);
             let settled = settling.then(|| last_heard + LEAVE_GRACE);
             let expiry = if drained && !leaving {
@@ -254,11 +266,11 @@ impl Worker {
             } else {
                 None
             };
-            let wake = match (settled, expiry) {
-                (Some(a), Some(b)) => Some(a.min(b)),
-                (a, b) => a.or(b),
-            };
             let (message, source) = tokio::select! {
+                // Messages first, so that one waiting is read before the
+                // quiet that would end its subscription; the drain before
+                // them, so that steady traffic cannot hold it off.
+                biased;
                 () = &mut drain, if !drained => {
                     drained = true;
                     tracing::info!(worker = %self.id, "nats worker draining");
@@ -271,13 +283,24 @@ impl Worker {
                     last_heard = Instant::now();
                     continue;
                 }
-                Some(_) = tasks.join_next(), if !tasks.is_empty() => continue,
-                () = tokio::time::sleep_until(wake.unwrap_or_else(Instant::now)),
-                    if wake.is_some() => continue,
                 m = evals.next(), if open[0] => (m, Source::Eval),
                 m = opens.next(), if open[1] => (m, Source::Open),
                 m = claim_requests.next(), if open[2] => (m, Source::Claim),
                 m = own.next(), if open[3] => (m, Source::Own),
+                Some(_) = tasks.join_next(), if !tasks.is_empty() => continue,
+                () = tokio::time::sleep_until(settled.unwrap_or_else(Instant::now)),
+                    if settled.is_some() => {
+                    // Nothing to read for LEAVE_GRACE: the subscriptions
+                    // being drained have ended.
+                    if leaving {
+                        open[3] = false;
+                    } else {
+                        open[..3].fill(false);
+                    }
+                    continue;
+                }
+                () = tokio::time::sleep_until(expiry.unwrap_or_else(Instant::now)),
+                    if expiry.is_some() => continue,
             };
             if drained {
                 last_heard = Instant::now();
