@@ -63,36 +63,52 @@ impl Drop for Killed {
     }
 }
 
+/// Starts `command` with its stderr piped, and reads its stderr until a
+/// line holds `needle`; returns the child and that line. The rest of the
+/// log is read on a thread of its own, so that the pipe never fills.
+pub(crate) fn spawn_until(
+    mut command: Command,
+    needle: &str,
+    what: &str,
+) -> Result<(Killed, String)> {
+    let mut child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .with_context(|| format!("cannot start {what}"))?;
+    let stderr = child.stderr.take().context("no stderr")?;
+    let child = Killed(child);
+    let mut lines = BufReader::new(stderr).lines();
+    let found = loop {
+        let Some(line) = lines.next() else {
+            bail!("{what} exited before its log said '{needle}'");
+        };
+        let line = line?;
+        if line.contains(needle) {
+            break line;
+        }
+    };
+    std::thread::spawn(move || for _ in lines.by_ref() {});
+    Ok((child, found))
+}
+
 /// Starts `moonbox serve` on a free loopback port; returns it and its
 /// address.
 fn start(moonbox: &std::path::Path, clients: usize, pooling: bool) -> Result<(Killed, String)> {
     let running = crate::cores().to_string();
     let queued = clients.to_string();
-    let mut child = Command::new(moonbox)
+    let mut command = Command::new(moonbox);
+    command
         .args(["serve", "--addr", "127.0.0.1:0", "--max-running", &running])
         .args(["--max-queued", &queued, "--queue-wait", "60s"])
-        .args(if pooling { &["--pooling"][..] } else { &[] })
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("cannot start moonbox serve")?;
-    let stderr = child.stderr.take().context("no stderr")?;
-    let served = Killed(child);
-    let mut lines = BufReader::new(stderr).lines();
-    let addr = loop {
-        let Some(line) = lines.next() else {
-            bail!("moonbox serve exited before it listened");
-        };
-        if let Some(rest) = line?.split("listening on http://").nth(1) {
-            break rest
-                .split_whitespace()
-                .next()
-                .unwrap_or_default()
-                .to_owned();
-        }
-    };
-    // Drain the log so that the pipe never fills.
-    std::thread::spawn(move || for _ in lines.by_ref() {});
+        .args(if pooling { &["--pooling"][..] } else { &[] });
+    let (served, line) = spawn_until(command, "listening on http://", "moonbox serve")?;
+    let addr = line
+        .split("listening on http://")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or_default()
+        .to_owned();
     Ok((served, addr))
 }
 

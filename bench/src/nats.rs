@@ -3,7 +3,6 @@
 //! side: through `RemoteSandbox` (a claim, then the request on the
 //! worker's own subject) and as one request on `moonbox.eval`.
 
-use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -14,7 +13,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result, bail};
 use moonbox_serve::{NatsConfig, RemoteSandbox};
 
-use crate::load::{Killed, SCRIPT};
+use crate::load::{Killed, SCRIPT, spawn_until};
 use crate::stats::Summary;
 
 /// What the NATS load test saw.
@@ -91,27 +90,12 @@ fn start_nats() -> Result<(Killed, String)> {
 /// Starts a `moonbox serve --nats` worker with `--pooling`, one eval per
 /// core and a queue for every client; returns once it has subscribed.
 fn start_worker(moonbox: &Path, url: &str, clients: usize) -> Result<Killed> {
-    let mut child = Command::new(moonbox)
+    let mut command = Command::new(moonbox);
+    command
         .args(["serve", "--addr", "127.0.0.1:0", "--nats", url, "--pooling"])
         .args(["--max-running", &crate::cores().to_string()])
-        .args(["--max-queued", &clients.to_string(), "--queue-wait", "60s"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .context("cannot start moonbox serve --nats")?;
-    let stderr = child.stderr.take().context("no stderr")?;
-    let worker = Killed(child);
-    let mut lines = BufReader::new(stderr).lines();
-    loop {
-        let Some(line) = lines.next() else {
-            bail!("the worker exited before it subscribed");
-        };
-        if line?.contains("nats worker subscribed") {
-            break;
-        }
-    }
-    // Drain the log so that the pipe never fills.
-    std::thread::spawn(move || for _ in lines.by_ref() {});
+        .args(["--max-queued", &clients.to_string(), "--queue-wait", "60s"]);
+    let (worker, _) = spawn_until(command, "nats worker subscribed", "the NATS worker")?;
     Ok(worker)
 }
 
