@@ -77,6 +77,10 @@ impl fmt::Debug for Engine {
     }
 }
 
+/// The environment variable that names a compiled-code cache directory:
+/// followed by the shared engines and by [`Engine::default_cache_dir`].
+const CACHE_DIR_VAR: &str = "MOONBOX_CACHE_DIR";
+
 /// The default engines once they have been built: without fuel, then with.
 /// A failed build is not remembered: the next caller tries again and gets
 /// its own error.
@@ -89,18 +93,29 @@ impl Engine {
     }
 
     /// The process-wide engine with default settings (on-demand instance
-    /// allocation, no cache directory, no fuel), built on first use and
-    /// shared by every sandbox that names no engine and needs no fuel.
+    /// allocation, no fuel), built on first use and shared by every sandbox
+    /// that names no engine and needs no fuel.
+    ///
+    /// It caches compiled code only when the `MOONBOX_CACHE_DIR`
+    /// environment variable names a directory (with the checks of
+    /// [`EngineBuilder::cache_dir`]); unset or empty, it compiles the guest
+    /// in memory. That lets a deployment, or a test suite that starts many
+    /// processes, compile the guest once rather than once per process,
+    /// without a line of code. The library reads no other variable and
+    /// never falls back to a directory of its own choosing.
     ///
     /// # Errors
-    /// [`Error::Engine`] if wasmtime cannot be configured or the guest not
-    /// compiled. A failure is not remembered: a later call tries again.
+    /// [`Error::Cache`] if `MOONBOX_CACHE_DIR` names a directory that
+    /// cannot be created or is not private to the user; [`Error::Engine`] if
+    /// wasmtime cannot be configured or the guest not compiled. A failure is
+    /// not remembered: a later call tries again.
     pub fn shared() -> Result<Engine, Error> {
         Self::shared_with(false)
     }
 
     /// The process-wide engine that meters fuel (see
-    /// [`EngineBuilder::fuel`]), otherwise like [`Engine::shared`]. Sandboxes
+    /// [`EngineBuilder::fuel`]), otherwise like [`Engine::shared`] (the same
+    /// cache directory included). Sandboxes
     /// in deterministic mode or with an explicit [`Limits::fuel`](crate::Limits::fuel)
     /// use it when they name no engine.
     ///
@@ -117,7 +132,11 @@ impl Engine {
         if let Some(existing) = &*shared {
             return Ok(existing.clone());
         }
-        let built = EngineBuilder::default().fuel(fuel).build()?;
+        let mut builder = EngineBuilder::default().fuel(fuel);
+        if let Some(dir) = std::env::var_os(CACHE_DIR_VAR).filter(|dir| !dir.is_empty()) {
+            builder = builder.cache_dir(dir);
+        }
+        let built = builder.build()?;
         *shared = Some(built.clone());
         Ok(built)
     }
@@ -146,7 +165,8 @@ impl Engine {
     /// `$HOME/.cache/moonbox` (the last two only when absolute). `None`
     /// when `MOONBOX_CACHE_DIR` is set but empty (caching turned off) or no
     /// variable gives a directory. The `moonbox`
-    /// command uses it; the library never does unless asked.
+    /// command uses it; the library never does unless asked (the shared
+    /// engines follow `MOONBOX_CACHE_DIR` alone, see [`Engine::shared`]).
     ///
     /// ```
     /// # fn main() -> Result<(), moonbox::Error> {
@@ -157,7 +177,7 @@ impl Engine {
     /// # let _ = builder; Ok(()) }
     /// ```
     pub fn default_cache_dir() -> Option<PathBuf> {
-        if let Some(dir) = std::env::var_os("MOONBOX_CACHE_DIR") {
+        if let Some(dir) = std::env::var_os(CACHE_DIR_VAR) {
             return (!dir.is_empty()).then(|| PathBuf::from(dir));
         }
         // The XDG specification ignores a relative XDG_CACHE_HOME.

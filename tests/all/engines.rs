@@ -111,6 +111,100 @@ async fn a_cache_file_others_could_write_is_replaced_not_loaded() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// What the shared engines of a fresh process make of `MOONBOX_CACHE_DIR`
+/// (`None` to unset it): this test binary runs itself again with only the
+/// probe below, which prints one line per shared engine.
+fn shared_engines_with(cache_dir: Option<&std::path::Path>) -> String {
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+    child.args([
+        "--exact",
+        "engines::shared_engine_probe",
+        "--ignored",
+        "--nocapture",
+        "--test-threads=1",
+    ]);
+    match cache_dir {
+        Some(dir) => child.env("MOONBOX_CACHE_DIR", dir),
+        None => child.env_remove("MOONBOX_CACHE_DIR"),
+    };
+    let out = child.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the probe failed: {stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+        .lines()
+        // libtest may print its own "test ... " before the first line.
+        .filter_map(|line| line.split_once("probe: ").map(|(_, probe)| probe))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Run by `shared_engines_with` in a child process, never on its own.
+#[tokio::test]
+#[ignore = "a probe that shared_engines_follow_moonbox_cache_dir runs in a child process"]
+async fn shared_engine_probe() {
+    for (name, engine) in [
+        ("shared", Engine::shared()),
+        ("metered", Engine::shared_metered()),
+    ] {
+        match engine {
+            Ok(engine) => {
+                let sandbox = Sandbox::builder().engine(&engine).build().unwrap();
+                assert_eq!(
+                    sandbox.eval("return 1 + 1").await.unwrap().values,
+                    [json!(2)]
+                );
+                println!("probe: {name} cache {:?}", engine.cache_dir());
+            }
+            Err(err) => println!("probe: {name} error {err}"),
+        }
+    }
+}
+
+#[test]
+fn shared_engines_follow_moonbox_cache_dir() {
+    // Set: both shared engines cache there, and the guest's compiled code
+    // is written on first use.
+    let dir = scratch("shared");
+    let report = shared_engines_with(Some(&dir));
+    assert_eq!(
+        report,
+        format!("shared cache Some({dir:?})\nmetered cache Some({dir:?})")
+    );
+    assert!(
+        cache_files(&dir)
+            .iter()
+            .any(|file| file.extension().is_some_and(|ext| ext == "cwasm")),
+        "no compiled code in {}",
+        dir.display()
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // Unset or empty: no cache at all; the library picks no directory itself.
+    let none = "shared cache None\nmetered cache None";
+    assert_eq!(shared_engines_with(None), none);
+    assert_eq!(shared_engines_with(Some(std::path::Path::new(""))), none);
+}
+
+#[cfg(unix)]
+#[test]
+fn shared_engines_refuse_a_cache_dir_others_can_write() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch("shared-open");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let report = shared_engines_with(Some(&dir));
+    assert!(
+        report.starts_with("shared error ") && report.contains("as the compiled-code cache"),
+        "{report}"
+    );
+    assert!(cache_files(&dir).is_empty());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[cfg(unix)]
 #[test]
 fn a_cache_directory_others_can_write_is_refused_with_its_cause() {
