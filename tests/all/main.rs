@@ -1,5 +1,6 @@
 //! End-to-end tests: the committed guest component, driven through the
-//! public API of the `moonbox` crate. One module per area.
+//! public API of the `moonbox` crate. One module per area; `suite` holds
+//! the reference checks, ignored unless asked for (`just compat`).
 
 mod capabilities;
 mod check;
@@ -17,6 +18,7 @@ mod runtimes;
 mod sandbox;
 mod sessions;
 mod snapshot;
+mod suite;
 mod support;
 mod typed;
 mod values;

@@ -1,5 +1,13 @@
 //! The `moonbox` binary: every example runs, and every error path exits with
 //! the documented code and a message that says what to do.
+//!
+//! One test executable for the binary: `serve` runs `moonbox serve` as a
+//! process, and `nats` the scale-out on a real `nats-server`. The NATS tests
+//! are ignored unless asked for (`just nats-test`, which fails unless all of
+//! them ran), because they need `nats-server`.
+
+mod nats;
+mod serve;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};

@@ -2,7 +2,8 @@
 //! loopback, `moonbox serve --nats` workers as processes, the crate's
 //! `RemoteSandbox` as the client, and a remote capability served by this
 //! test process (the application). Needs `nats-server` on PATH (`.ci/run`
-//! installs Debian's); run with `--features nats-tests`.
+//! installs Debian's), so every test here is ignored by a plain `cargo test`;
+//! `just nats-test` runs them (`cargo test --test cli -- --ignored nats::`).
 
 use std::io::{BufRead, BufReader};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -250,6 +251,7 @@ async fn remote(url: &str) -> RemoteSandbox {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server; run with `just nats-test`"]
 async fn three_workers_share_the_load_keep_sessions_pinned_and_survive_a_loss() {
     let nats = NatsServer::start(None);
     let _secret = serve_secret(NatsConfig::new(nats.url.clone())).await;
@@ -372,6 +374,7 @@ async fn three_workers_share_the_load_keep_sessions_pinned_and_survive_a_loss() 
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server; run with `just nats-test`"]
 async fn a_worker_drains_on_sigterm_then_its_sessions_are_lost() {
     let nats = NatsServer::start(None);
     let worker = Worker::start(
@@ -433,6 +436,7 @@ authorization {
 "#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server; run with `just nats-test`"]
 async fn the_bus_needs_credentials_and_subject_permissions_hold() {
     let nats = NatsServer::start(Some(PERMISSIONS));
     let dir = temp_dir("creds");
@@ -527,6 +531,7 @@ async fn the_bus_needs_credentials_and_subject_permissions_hold() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server; run with `just nats-test`"]
 async fn past_its_drain_timeout_a_worker_cancels_its_evals_and_exits_0() {
     let nats = NatsServer::start(None);
     let worker = Worker::start(
@@ -649,6 +654,7 @@ fn certificates(dir: &std::path::Path) -> (PathBuf, PathBuf, PathBuf) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server; run with `just nats-test`"]
 async fn over_tls_a_worker_trusts_only_the_given_ca() {
     let dir = temp_dir("tls");
     let (ca, cert, key) = certificates(&dir.0);
@@ -683,6 +689,7 @@ async fn over_tls_a_worker_trusts_only_the_given_ca() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server; run with `just nats-test`"]
 async fn a_worker_drained_under_load_loses_no_request() {
     let nats = NatsServer::start(None);
     let mut workers: Vec<Worker> = (0..3).map(|_| Worker::start(&nats.url, &[])).collect();
@@ -758,6 +765,7 @@ async fn a_worker_drained_under_load_loses_no_request() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server; run with `just nats-test`"]
 async fn a_draining_worker_runs_what_it_granted_claims_for_and_nothing_else() {
     let nats = NatsServer::start(None);
     let worker = Worker::start(&nats.url, &["--max-instructions", "100000000000"]);
@@ -856,6 +864,7 @@ async fn a_draining_worker_runs_what_it_granted_claims_for_and_nothing_else() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server; run with `just nats-test`"]
 async fn the_client_refuses_bad_claims_and_says_when_none_is_answered() {
     let nats = NatsServer::start(None);
     let remote = remote(&nats.url).await;

@@ -284,12 +284,14 @@ fn lua_literal(bytes: &[u8]) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs ../shared/lua-5.4-tests and lua5.4; run with `just compat`"]
 async fn official_suite_runs_inside_the_sandbox() {
     run_suite(false).await;
 }
 
 /// Deterministic mode must not change what the suite sees.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs ../shared/lua-5.4-tests and lua5.4; run with `just compat`"]
 async fn official_suite_runs_in_deterministic_mode() {
     run_suite(true).await;
 }

@@ -3,7 +3,7 @@
 
 use std::process::Command;
 
-use crate::sandbox;
+use crate::support::sandbox;
 
 /// Chunks that fail at compile time or at run time, as the suite checks them,
 /// and a failing call of every function the sandbox wraps.
@@ -123,12 +123,14 @@ fn reference_message(dir: &std::path::Path, code: &str) -> String {
 }
 
 #[tokio::test]
+#[ignore = "needs ../shared/lua-5.4-tests and lua5.4; run with `just compat`"]
 async fn messages_match_the_reference_interpreter() {
     check_messages(sandbox(), "default").await;
 }
 
 /// Deterministic mode changes no message.
 #[tokio::test]
+#[ignore = "needs ../shared/lua-5.4-tests and lua5.4; run with `just compat`"]
 async fn messages_match_in_deterministic_mode() {
     let sb = moonbox::Sandbox::builder()
         .deterministic(moonbox::Determinism::default())
