@@ -6,6 +6,7 @@
 use std::path::Path;
 
 use moonbox_tests::cases;
+use serde_json::{Value, json};
 
 #[tokio::test]
 async fn shared_cases_pass_on_the_rust_host() {
@@ -67,4 +68,17 @@ fn the_checker_compares_log_events_exactly() {
     assert!(cases::check(&quiet, &line(serde_json::json!([event]))).is_err());
     let missing = serde_json::json!({"ok": true, "values": [], "output": ""});
     assert!(cases::check(&quiet, &missing).is_err());
+}
+
+/// The comparison the case list's expectations use keeps integers and
+/// floats apart and compares numbers exactly.
+#[test]
+fn case_values_are_compared_exactly() {
+    let big: Value = serde_json::from_str("9007199254740993").unwrap();
+    let near: Value = serde_json::from_str("9007199254740992").unwrap();
+    assert!(!cases::strictly_equal(&big, &near), "2^53 + 1 is not 2^53");
+    assert!(!cases::strictly_equal(&json!(1), &json!(1.0)));
+    assert!(!cases::strictly_equal(&json!(0.0), &json!(-0.0)));
+    assert!(cases::strictly_equal(&json!(u64::MAX), &json!(u64::MAX)));
+    assert!(!cases::strictly_equal(&json!(-1), &json!(u64::MAX)));
 }
