@@ -53,8 +53,12 @@ fmt-check:
     cd runtimes/wasmtime-cli/compose && cargo fmt --check
 
 # Clippy with warnings denied, on the crates fmt-check checks.
-clippy:
+clippy: clippy-rest
     cargo clippy --workspace --all-targets -- -D warnings
+
+# Clippy on the crates outside the workspace: the guest, fuzz and the
+# wasmtime CLI host's crates (`just ci` lints the workspace as it builds it).
+clippy-rest:
     cd guest && cargo clippy --release -- -D warnings
     cd fuzz && CARGO_TARGET_DIR=../target cargo clippy --locked --all-targets -- -D warnings
     cd runtimes/wasmtime-cli/caps && cargo clippy --locked --release --target wasm32-wasip2 --target-dir ../target -- -D warnings
@@ -155,8 +159,16 @@ nats-test:
     bash .ci/expect-passed 8 cargo test --test cli -- --ignored nats::
 
 # Every CI step in order, with a timing summary (.ci/run installs the tools, then runs this).
+#
+# The workspace is linted as it is built, not checked apart: every step
+# compiles the workspace's crates through clippy-driver with warnings denied
+# (cargo's RUSTC_WORKSPACE_WRAPPER; dependencies are built by rustc as
+# usual), so one build serves clippy, the tests and every later step, where
+# `cargo clippy` would check the whole dependency graph once more. The
+# lints and targets are those of `just clippy`: the tests' build compiles
+# every library, binary, test and example of the workspace.
 ci:
-    JUST="{{just_executable()}}" bash .ci/steps guest-check fmt-check clippy deny test compat guest-test examples doc package-check "runtimes --require-all" python-package node-package mcp-test nats-test bench-smoke
+    RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)" RUSTFLAGS="-D warnings" JUST="{{just_executable()}}" bash .ci/steps guest-check fmt-check clippy-rest deny test compat guest-test examples doc package-check "runtimes --require-all" python-package node-package mcp-test nats-test bench-smoke
 
 # A million mixed evals on one sandbox; checks results and RSS growth.
 soak EVALS="1000000":

