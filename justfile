@@ -53,14 +53,18 @@ fmt-check:
     cd runtimes/wasmtime-cli/compose && cargo fmt --check
 
 # Clippy with warnings denied, on the crates fmt-check checks.
-clippy: clippy-rest
+clippy: clippy-rest clippy-runtimes
     cargo clippy --workspace --all-targets -- -D warnings
 
-# Clippy on the crates outside the workspace: the guest, fuzz and the
-# wasmtime CLI host's crates (`just ci` lints the workspace as it builds it).
+# Clippy on the guest and fuzz, which `just ci` never builds through clippy
+# (it lints the workspace and the wasmtime CLI host's crates as it builds
+# them; see `ci`).
 clippy-rest:
     cd guest && cargo clippy --release -- -D warnings
     cd fuzz && CARGO_TARGET_DIR=../target cargo clippy --locked --all-targets -- -D warnings
+
+# Clippy on the wasmtime CLI host's crates (runtimes/wasmtime-cli).
+clippy-runtimes:
     cd runtimes/wasmtime-cli/caps && cargo clippy --locked --release --target wasm32-wasip2 --target-dir ../target -- -D warnings
     cd runtimes/wasmtime-cli/driver && cargo clippy --locked --release --target wasm32-wasip2 --target-dir ../target -- -D warnings
     cd runtimes/wasmtime-cli/compose && cargo clippy --locked --target-dir ../target -- -D warnings
@@ -166,7 +170,10 @@ nats-test:
 # usual), so one build serves clippy, the tests and every later step, where
 # `cargo clippy` would check the whole dependency graph once more. The
 # lints and targets are those of `just clippy`: the tests' build compiles
-# every library, binary, test and example of the workspace.
+# every library, binary, test and example of the workspace, and the
+# runtimes step builds the wasmtime CLI host's crates as clippy-runtimes
+# checks them. The guest (whose build unsets the wrapper, so the component
+# stays the same) and fuzz are linted by clippy-rest.
 ci:
     RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)" RUSTFLAGS="-D warnings" JUST="{{just_executable()}}" bash .ci/steps guest-check fmt-check clippy-rest deny test compat guest-test examples doc package-check "runtimes --require-all" python-package node-package mcp-test nats-test bench-smoke
 
