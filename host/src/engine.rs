@@ -77,9 +77,13 @@ impl fmt::Debug for Engine {
     }
 }
 
-/// The environment variable that names a compiled-code cache directory:
-/// followed by the shared engines and by [`Engine::default_cache_dir`].
-const CACHE_DIR_VAR: &str = "MOONBOX_CACHE_DIR";
+/// What `MOONBOX_CACHE_DIR` says about the compiled-code cache: `None`
+/// when it is unset, `Some(None)` when it is empty (caching turned off),
+/// `Some(Some(dir))` when it names a directory. The one reading of the
+/// variable, for the shared engines and [`Engine::default_cache_dir`].
+fn cache_dir_from_env() -> Option<Option<PathBuf>> {
+    std::env::var_os("MOONBOX_CACHE_DIR").map(|dir| (!dir.is_empty()).then(|| PathBuf::from(dir)))
+}
 
 /// The default engines once they have been built: without fuel, then with.
 /// A failed build is not remembered: the next caller tries again and gets
@@ -133,7 +137,7 @@ impl Engine {
             return Ok(existing.clone());
         }
         let mut builder = EngineBuilder::default().fuel(fuel);
-        if let Some(dir) = std::env::var_os(CACHE_DIR_VAR).filter(|dir| !dir.is_empty()) {
+        if let Some(dir) = cache_dir_from_env().flatten() {
             builder = builder.cache_dir(dir);
         }
         let built = builder.build()?;
@@ -177,8 +181,8 @@ impl Engine {
     /// # let _ = builder; Ok(()) }
     /// ```
     pub fn default_cache_dir() -> Option<PathBuf> {
-        if let Some(dir) = std::env::var_os(CACHE_DIR_VAR) {
-            return (!dir.is_empty()).then(|| PathBuf::from(dir));
+        if let Some(set) = cache_dir_from_env() {
+            return set;
         }
         // The XDG specification ignores a relative XDG_CACHE_HOME.
         let absolute = |d: &std::ffi::OsString| Path::new(d).is_absolute();
