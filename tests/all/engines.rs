@@ -32,6 +32,17 @@ async fn engines_with_different_settings_coexist_in_one_process() {
     assert!(!default.engine().is_pooling());
 }
 
+/// A fresh scratch directory with the given permission bits, which may let
+/// others write to it.
+#[cfg(unix)]
+fn scratch_with_mode(name: &str, mode: u32) -> std::path::PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = scratch(name);
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(mode)).unwrap();
+    dir
+}
+
 fn cache_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
@@ -192,10 +203,7 @@ fn shared_engines_follow_moonbox_cache_dir() {
 #[cfg(unix)]
 #[test]
 fn shared_engines_refuse_a_cache_dir_others_can_write() {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = scratch("shared-open");
-    std::fs::create_dir(&dir).unwrap();
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let dir = scratch_with_mode("shared-open", 0o777);
     let report = shared_engines_with(Some(&dir));
     assert!(
         report.starts_with("shared error ") && report.contains("as the compiled-code cache"),
@@ -208,10 +216,7 @@ fn shared_engines_refuse_a_cache_dir_others_can_write() {
 #[cfg(unix)]
 #[test]
 fn a_cache_directory_others_can_write_is_refused_with_its_cause() {
-    use std::os::unix::fs::PermissionsExt;
-    let dir = scratch("open");
-    std::fs::create_dir(&dir).unwrap();
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o775)).unwrap();
+    let dir = scratch_with_mode("open", 0o775);
     let err = Engine::builder().cache_dir(&dir).build().unwrap_err();
     let Error::Cache { path, source } = &err else {
         panic!("expected a cache error, got {err:?}");
