@@ -38,28 +38,22 @@ fn run(args: Vec<String>) -> Result<(), String> {
     }
     let source =
         fs::read_to_string(document).map_err(|e| format!("cannot read {document}: {e}"))?;
-    let mut packages = Vec::with_capacity(deps.len());
+    let mut packages = IndexMap::new();
     for dep in deps {
         let (name, path) = dep
             .split_once('=')
             .filter(|(name, path)| !name.is_empty() && !path.is_empty())
             .ok_or_else(|| format!("`{dep}` is not NAME=PATH\n{USAGE}"))?;
         let bytes = fs::read(path).map_err(|e| format!("cannot read {path}: {e}"))?;
-        packages.push((name, bytes));
-    }
-
-    let parsed = Document::parse(&source).map_err(|e| format!("{document}: {e}"))?;
-    let mut map = IndexMap::new();
-    for (name, bytes) in packages {
-        if map
-            .insert(BorrowedPackageKey::from_name_and_version(name, None), bytes)
-            .is_some()
-        {
+        let key = BorrowedPackageKey::from_name_and_version(name, None);
+        if packages.insert(key, bytes).is_some() {
             return Err(format!("package `{name}` is given twice"));
         }
     }
+
+    let parsed = Document::parse(&source).map_err(|e| format!("{document}: {e}"))?;
     let resolution = parsed
-        .resolve(map)
+        .resolve(packages)
         .map_err(|e| format!("{document}: {}", chain(&e)))?;
     let encoded = resolution
         .encode(Default::default())
