@@ -138,10 +138,9 @@ runtimes *FLAGS:
 # and streamable HTTP, code mode included (tests/mcp; a venv in
 # target/mcp-venv, reused when present).
 [doc("The MCP server through the Python MCP SDK, over stdio and HTTP (tests/mcp).")]
-mcp-test *FLAGS:
+mcp-test *FLAGS: build
     if [ ! -x target/mcp-venv/bin/python ]; then python3 -m venv target/mcp-venv; fi
     target/mcp-venv/bin/pip install --quiet --disable-pip-version-check -r tests/mcp/requirements.txt
-    cargo test -q --workspace --no-run
     target/mcp-venv/bin/python -m pytest tests/mcp {{FLAGS}}
 
 # The Python package as a user gets it: a wheel (pip wheel) installed into

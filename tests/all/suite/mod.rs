@@ -3,7 +3,7 @@
 //!
 //! They need `../shared/lua-5.4-tests` and a `lua5.4` binary, so they are
 //! ignored by a plain `cargo test` and run on request: `just compat`, which
-//! is `cargo test -p moonbox-tests --test all -- --ignored suite::`, and
+//! is `cargo test --test all -- --ignored suite::`, and
 //! fails unless all four ran. `.ci/run` runs them; without what they need
 //! they fail and say what is missing.
 
