@@ -136,12 +136,12 @@ runtimes *FLAGS:
 
 # The `moonbox mcp` server driven by the official Python MCP SDK over stdio
 # and streamable HTTP, code mode included (tests/mcp; a venv in
-# target/mcp-venv, reused when present).
+# target/mcp-venv, reused when present), against the binary `build` made.
 [doc("The MCP server through the Python MCP SDK, over stdio and HTTP (tests/mcp).")]
 mcp-test *FLAGS: build
     if [ ! -x target/mcp-venv/bin/python ]; then python3 -m venv target/mcp-venv; fi
     target/mcp-venv/bin/pip install --quiet --disable-pip-version-check -r tests/mcp/requirements.txt
-    target/mcp-venv/bin/python -m pytest tests/mcp {{FLAGS}}
+    MOONBOX_BIN=target/debug/moonbox target/mcp-venv/bin/python -m pytest tests/mcp {{FLAGS}}
 
 # The Python package as a user gets it: a wheel (pip wheel) installed into
 # a fresh virtualenv, the README's first example run from an empty

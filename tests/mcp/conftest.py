@@ -1,7 +1,9 @@
 """Fixtures that start `moonbox mcp` and connect the Python MCP SDK to it.
 
-The binary is `MOONBOX_BIN` when set, else `target/debug/moonbox`, built
-once per run with `cargo build -q -p moonbox-cli`.
+The binary is `MOONBOX_BIN` when set (`just mcp-test` sets it to the one
+its `build` step made), else `target/debug/moonbox`, built once per run
+the way `just build` builds it: with the workspace's one feature set, so
+that nothing already built for the tests is compiled again.
 
 A test declares the server's flags with `@pytest.mark.server_flags(...)`.
 The `server` fixture runs every test over both transports: stdio (the SDK
@@ -52,8 +54,8 @@ def moonbox_bin() -> str:
     override = os.environ.get("MOONBOX_BIN")
     if override:
         # Absolute, so that the processes the tests start find it from any directory.
-        return shutil.which(override) or str(Path(override).resolve())
-    subprocess.run(["cargo", "build", "-q", "-p", "moonbox-cli"], cwd=REPO, check=True)
+        return str(Path(shutil.which(override) or override).absolute())
+    subprocess.run(["cargo", "test", "-q", "--workspace", "--no-run"], cwd=REPO, check=True)
     return str(REPO / "target" / "debug" / "moonbox")
 
 
