@@ -109,6 +109,10 @@ pub(crate) struct Options {
     /// Evals of each side of the fan-out.
     #[arg(long, default_value_t = 10)]
     fan_out_runs: usize,
+    /// Loops timed for each capability round trip (10,000 calls each, or
+    /// 1,000 for the page).
+    #[arg(long, default_value_t = 20)]
+    round_trip_runs: usize,
     /// Measure one part in this process and print it as JSON (used by the
     /// run itself for parts that need a fresh process).
     #[arg(long, value_enum, hide = true)]
@@ -134,8 +138,10 @@ impl Options {
             o.sessions = vec![10, 100];
             o.awfy_runs = 1;
             o.fan_out_runs = 1;
+            o.round_trip_runs = o.round_trip_runs.min(2);
         }
         o.fan_out_runs = o.fan_out_runs.max(1);
+        o.round_trip_runs = o.round_trip_runs.max(1);
         o.samples = o.samples.max(10);
         o.spawns = o.spawns.max(1);
         o.awfy_runs = o.awfy_runs.max(1);
@@ -172,13 +178,14 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         progress("capability round trips");
         let sandbox = inproc::sandbox(false)?;
         let rows = [
-            inproc::scalar_round_trip(20).await?,
-            inproc::capability_round_trip(&sandbox, 20).await?,
-            inproc::page_round_trip(&sandbox, 20).await?,
+            inproc::scalar_round_trip(o.round_trip_runs).await?,
+            inproc::capability_round_trip(&sandbox, o.round_trip_runs).await?,
+            inproc::page_round_trip(&sandbox, o.round_trip_runs).await?,
         ];
         let mut s = format!(
-            "Command: `cargo run{} -p moonbox-bench -- --round-trip`\nMachine: {}\nDate: {}\n",
+            "Command: `cargo run{} -p moonbox-bench -- --round-trip --round-trip-runs {}`\nMachine: {}\nDate: {}\n",
             release_flag(),
+            o.round_trip_runs,
             report::machine(),
             report::today()
         );
@@ -249,13 +256,16 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
     }
     if o.awfy_only {
         let dir = o.awfy.as_deref().context("--awfy-only needs --awfy DIR")?;
-        let awfy = awfy::run(dir, o.awfy_runs, |name| progress(&format!("awfy {name}")))
-            .await
-            .map_err(|e| format!("{e:#}"));
+        let awfy = awfy::run(dir, o.awfy_runs, o.smoke, |name| {
+            progress(&format!("awfy {name}"))
+        })
+        .await
+        .map_err(|e| format!("{e:#}"));
         let mut s = format!(
-            "Command: `cargo run{} -p moonbox-bench -- --awfy-only --awfy DIR --awfy-runs {}`\n\
+            "Command: `cargo run{} -p moonbox-bench --{} --awfy-only --awfy DIR --awfy-runs {}`\n\
              Machine: {}\nDate: {}\n",
             release_flag(),
+            if o.smoke { " --smoke" } else { "" },
             o.awfy_runs,
             report::machine(),
             report::today()
@@ -287,9 +297,9 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
     let session = inproc::session_evals(&sandbox, o.samples).await?;
     progress("capability round trip");
     let round_trip = [
-        inproc::scalar_round_trip(20).await?,
-        inproc::capability_round_trip(&sandbox, 20).await?,
-        inproc::page_round_trip(&sandbox, 20).await?,
+        inproc::scalar_round_trip(o.round_trip_runs).await?,
+        inproc::capability_round_trip(&sandbox, o.round_trip_runs).await?,
+        inproc::page_round_trip(&sandbox, o.round_trip_runs).await?,
     ];
     progress("capability fan-out");
     let fan_out = inproc::fan_out(o.fan_out_runs).await?;
@@ -317,9 +327,11 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
     };
 
     let awfy = match &o.awfy {
-        Some(dir) => awfy::run(dir, o.awfy_runs, |name| progress(&format!("awfy {name}")))
-            .await
-            .map_err(|e| format!("{e:#}")),
+        Some(dir) => awfy::run(dir, o.awfy_runs, o.smoke, |name| {
+            progress(&format!("awfy {name}"))
+        })
+        .await
+        .map_err(|e| format!("{e:#}")),
         None => Err("pass --awfy DIR".to_owned()),
     };
     progress(&format!(
@@ -483,7 +495,10 @@ fn command_line(o: &Options) -> String {
     if o.no_containers {
         s.push_str(" --no-containers");
     }
-    s.push_str(&format!(" --fan-out-runs {}", o.fan_out_runs));
+    s.push_str(&format!(
+        " --fan-out-runs {} --round-trip-runs {}",
+        o.fan_out_runs, o.round_trip_runs
+    ));
     s
 }
 
