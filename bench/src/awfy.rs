@@ -108,13 +108,14 @@ fn sandbox(dir: &Path, fuel: bool) -> Result<Sandbox> {
     Ok(builder.build()?)
 }
 
-/// Runs every benchmark `reps` times in a sandbox and natively, at its
-/// smallest verified size when `smallest`. `progress` is told each
-/// benchmark's name as it starts.
+/// Runs every benchmark `reps` times in a sandbox and natively. With
+/// `smoke`, each runs at its smallest verified size and the native runs go
+/// alongside the sandbox's (a smoke run times nothing, so they may share
+/// the cores). `progress` is told each benchmark's name as it starts.
 pub(crate) async fn run(
     dir: &Path,
     reps: usize,
-    smallest: bool,
+    smoke: bool,
     progress: impl Fn(&str),
 ) -> Result<Vec<Speed>> {
     ensure!(spawn::which("lua5.4").is_some(), "lua5.4 is not installed");
@@ -125,10 +126,36 @@ pub(crate) async fn run(
         dir.display()
     );
     let mut speeds = Vec::new();
-    for &(name, verified, small) in BENCHMARKS {
+    for &(name, verified, smallest) in BENCHMARKS {
         progress(name);
-        let inner = if smallest { small } else { verified };
+        let inner = if smoke { smallest } else { verified };
         let work = format!("assert(B:inner_benchmark_loop({inner}))");
+
+        // Natively: the whole process, minus a process that only loads
+        // the benchmark, so both sides time the same work.
+        let load = format!("{path} B = require('{name}')");
+        let base = spawn::samples(reps, "lua5.4", &["-e", &load], b"")?;
+        let hook = "debug.sethook(function() end, '', 1000)";
+        let native = move |script: String| {
+            move || -> Result<Summary> {
+                let with = spawn::samples(reps, "lua5.4", &["-e", &script], b"")
+                    .with_context(|| format!("{name} natively"))?;
+                Ok(Summary {
+                    median: with.median.saturating_sub(base.median),
+                    p99: with.p99.saturating_sub(base.median),
+                    samples: with.samples,
+                })
+            }
+        };
+        let plain_native = native(format!("{load} {work}"));
+        let hooked_native = native(format!("{load} {hook} {work}"));
+        let alongside = smoke.then(|| {
+            (
+                tokio::task::spawn_blocking(plain_native.clone()),
+                tokio::task::spawn_blocking(hooked_native.clone()),
+            )
+        });
+
         let mut timed = Vec::new();
         for sandbox in [&plain, &metered] {
             let mut session = sandbox.session(()).await?;
@@ -148,28 +175,17 @@ pub(crate) async fn run(
             );
         }
         let (moonbox, moonbox_fuel) = (timed[0], timed[1]);
-
-        // Natively: the whole process, minus a process that only loads
-        // the benchmark, so both sides time the same work.
-        let load = format!("{path} B = require('{name}')");
-        let base = spawn::samples(reps, "lua5.4", &["-e", &load], b"")?;
-        let native = |script: String| -> Result<Summary> {
-            let with = spawn::samples(reps, "lua5.4", &["-e", &script], b"")
-                .with_context(|| format!("{name} natively"))?;
-            Ok(Summary {
-                median: with.median.saturating_sub(base.median),
-                p99: with.p99.saturating_sub(base.median),
-                samples: with.samples,
-            })
+        let (native, native_hooked) = match alongside {
+            Some((plain, hooked)) => (plain.await??, hooked.await??),
+            None => (plain_native()?, hooked_native()?),
         };
-        let hook = "debug.sethook(function() end, '', 1000)";
         speeds.push(Speed {
             name,
             inner,
             moonbox,
             moonbox_fuel,
-            native: native(format!("{load} {work}"))?,
-            native_hooked: native(format!("{load} {hook} {work}"))?,
+            native,
+            native_hooked,
         });
     }
     Ok(speeds)
