@@ -229,6 +229,7 @@ pub(crate) async fn serve(args: &ServeArgs, sandbox_args: &SandboxArgs) -> Resul
         None => None,
     };
     let sandbox = builder.build_async().await?;
+    let shutdown = shutdown_signal()?;
     let mut bound = Server::new(sandbox, config)?.bind().await?;
     if let Some(worker) = nats {
         eprintln!("moonbox serve: NATS worker {} on {nats_url}", worker.id());
@@ -243,31 +244,37 @@ pub(crate) async fn serve(args: &ServeArgs, sandbox_args: &SandboxArgs) -> Resul
             "loopback, no keys"
         }
     );
-    bound.run_until(shutdown_signal()).await?;
+    bound.run_until(shutdown).await?;
     eprintln!("moonbox serve: drained, stopping");
     Ok(0)
 }
 
-/// Completes on SIGTERM (what a container runtime sends) or Ctrl-C.
-async fn shutdown_signal() {
+/// Listens for SIGTERM (what a container runtime sends) and Ctrl-C from
+/// this call on; the future completes on the first of them. Called before
+/// the server binds, so that a signal sent once it is listening always
+/// drains it: a handler installed later, as the server begins to serve,
+/// left a moment in which SIGTERM still killed the process, evals in
+/// flight and all.
+fn shutdown_signal() -> Result<impl Future<Output = ()> + Send + 'static> {
     #[cfg(unix)]
     {
+        use anyhow::Context;
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
-                }
+        let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+        let mut interrupt =
+            signal(SignalKind::interrupt()).context("cannot listen for Ctrl-C (SIGINT)")?;
+        Ok(async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = interrupt.recv() => {}
             }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
+        })
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
     }
 }
 
