@@ -290,16 +290,33 @@ fn local_only(headers: &HeaderMap) -> Result<(), ApiError> {
 }
 
 /// Whether `host[:port]` names loopback: `localhost`, `127.x.y.z` or
-/// `[::1]`.
+/// `[::1]`, with nothing else around it. The port, when present, is a
+/// decimal port number, so that a form with more after the host
+/// (`127.0.0.1:80@evil.example`, `[::1]evil.example`), which another
+/// parser could read as another host, is not local.
 fn is_loopback_authority(authority: &str) -> bool {
-    let host = match authority.strip_prefix('[') {
-        Some(rest) => rest.split_once(']').map_or("", |(h, _)| h),
-        None => authority.rsplit_once(':').map_or(authority, |(h, _)| h),
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(rest) => match rest.split_once(']') {
+            Some((host, "")) => (host, None),
+            Some((host, after)) => match after.strip_prefix(':') {
+                Some(port) => (host, Some(port)),
+                None => return false,
+            },
+            None => return false,
+        },
+        None => match authority.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        },
     };
-    host.eq_ignore_ascii_case("localhost")
-        || host
-            .parse::<std::net::IpAddr>()
-            .is_ok_and(|ip| ip.is_loopback())
+    let port_ok = port.is_none_or(|p| {
+        !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()) && p.parse::<u16>().is_ok()
+    });
+    port_ok
+        && (host.eq_ignore_ascii_case("localhost")
+            || host
+                .parse::<std::net::IpAddr>()
+                .is_ok_and(|ip| ip.is_loopback()))
 }
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {
@@ -494,6 +511,19 @@ mod tests {
             "10.0.0.1:80",
             "[::2]:80",
             "localhost.evil.com",
+            // More after the host than a port: another parser may read
+            // the part after `@` as the host.
+            "127.0.0.1:80@evil.example",
+            "localhost:80@evil.example",
+            "[::1]:80@evil.example",
+            "[::1]evil.example",
+            "[::1",
+            "::1",
+            "localhost:",
+            "localhost:http",
+            "localhost:+80",
+            "localhost:65536",
+            "127.0.0.1:80:81",
         ] {
             assert!(!is_loopback_authority(host), "{host}");
         }
@@ -514,6 +544,14 @@ mod tests {
             ]))
             .is_ok()
         );
+        assert!(
+            local_only(&headers(&[
+                (header::HOST, "localhost:8080"),
+                (header::ORIGIN, "http://127.0.0.1:80@evil.example")
+            ]))
+            .is_err()
+        );
+        assert!(local_only(&headers(&[(header::HOST, "127.0.0.1:8080@evil.example")])).is_err());
         let refused = local_only(&headers(&[
             (header::HOST, "localhost:8080"),
             (header::ORIGIN, "https://evil.example"),
