@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
+use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Request, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -60,6 +61,7 @@ impl Server {
             .route("/readyz", get(readyz))
             .merge(guarded)
             .fallback(not_found)
+            .method_not_allowed_fallback(method_not_allowed)
             .with_state(self.clone())
     }
 }
@@ -424,9 +426,13 @@ async fn open_session(State(server): State<Server>, request: Request) -> Respons
 /// A dropped request leaves the session poisoned (its next eval says so).
 async fn session_eval(
     State(server): State<Server>,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
     request: Request,
 ) -> Response {
+    let id = match session_id(id) {
+        Ok(id) => id,
+        Err(e) => return refuse(&server, e),
+    };
     let result = match take(&server, request).await {
         Ok((caller, bytes)) => server.eval_in("http", &caller, &id, &bytes).await,
         Err(e) => Err(e),
@@ -437,13 +443,29 @@ async fn session_eval(
 /// `DELETE /v1/sessions/{id}`: closes a session, cancelling its eval.
 async fn close_session(
     State(server): State<Server>,
-    Path(id): Path<String>,
+    id: Result<Path<String>, PathRejection>,
     request: Request,
 ) -> Response {
+    let id = match session_id(id) {
+        Ok(id) => id,
+        Err(e) => return refuse(&server, e),
+    };
     match server.close(&caller(&request), &id) {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => refuse(&server, e),
     }
+}
+
+/// The session id from the path, or `bad_request` when it is not text
+/// (a percent-encoded byte that is not UTF-8).
+fn session_id(id: Result<Path<String>, PathRejection>) -> Result<String, ApiError> {
+    id.map(|Path(id)| id).map_err(|_| {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "bad_request",
+            "the session id in the path is not UTF-8 text once percent-decoded, so it is none this server gave out",
+        )
+    })
 }
 
 /// `GET /healthz`: the process is up.
@@ -482,6 +504,23 @@ async fn not_found(State(server): State<Server>, request: Request) -> Response {
             "not_found",
             format!(
                 "no route {} {path}; the routes are POST /v1/eval, POST /v1/sessions, POST /v1/sessions/ID/eval, DELETE /v1/sessions/ID, GET /healthz, /readyz, /metrics",
+                request.method()
+            ),
+        ),
+    )
+}
+
+/// A route asked with a method it does not take (`POST /healthz`): the
+/// error's JSON like every other refusal (axum adds the `Allow` header).
+async fn method_not_allowed(State(server): State<Server>, request: Request) -> Response {
+    let path: String = request.uri().path().chars().take(200).collect();
+    refuse(
+        &server,
+        ApiError::new(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "method_not_allowed",
+            format!(
+                "{path} does not take {}; the Allow header names the methods it takes",
                 request.method()
             ),
         ),

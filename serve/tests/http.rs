@@ -305,6 +305,32 @@ async fn malformed_and_oversized_requests_are_refused_with_their_kind() {
 
     let (status, _, body) = server.send(server.client.get(server.url("/v2/eval"))).await;
     assert_eq!((status, kind(&body)), (StatusCode::NOT_FOUND, "not_found"));
+    // A known route with a method it does not take, and a session id that
+    // is not text, get the same JSON shape as every other refusal.
+    let (status, headers, body) = server.post("/healthz", Value::Null).await;
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+        "{body}"
+    );
+    assert_eq!(headers[reqwest::header::ALLOW], "GET,HEAD");
+    let (status, _, body) = server.send(server.client.get(server.url("/v1/eval"))).await;
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed"),
+        "{body}"
+    );
+    for request in [
+        server.client.post(server.url("/v1/sessions/%FF%FE/eval")),
+        server.client.delete(server.url("/v1/sessions/%FF")),
+    ] {
+        let (status, _, body) = server.send(request.body("{}")).await;
+        assert_eq!(
+            (status, kind(&body)),
+            (StatusCode::BAD_REQUEST, "bad_request"),
+            "{body}"
+        );
+    }
     let metrics = server.metrics().await;
     assert!(
         metrics.contains("moonbox_requests_refused_total{kind=\"body_too_large\"} 2"),
