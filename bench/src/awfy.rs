@@ -119,8 +119,7 @@ pub(crate) async fn run(
     progress: impl Fn(&str),
 ) -> Result<Vec<Speed>> {
     ensure!(spawn::which("lua5.4").is_some(), "lua5.4 is not installed");
-    let plain = sandbox(dir, false)?;
-    let metered = sandbox(dir, true)?;
+    let sandboxes = [sandbox(dir, false)?, sandbox(dir, true)?];
     let path = format!(
         "package.path = [==[{}/?.lua;]==] .. package.path",
         dir.display()
@@ -130,55 +129,23 @@ pub(crate) async fn run(
         progress(name);
         let inner = if smoke { smallest } else { verified };
         let work = format!("assert(B:inner_benchmark_loop({inner}))");
-
         // Natively: the whole process, minus a process that only loads
         // the benchmark, so both sides time the same work.
         let load = format!("{path} B = require('{name}')");
         let base = spawn::samples(reps, "lua5.4", &["-e", &load], b"")?;
-        let hook = "debug.sethook(function() end, '', 1000)";
-        let native = move |script: String| {
-            move || -> Result<Summary> {
-                let with = spawn::samples(reps, "lua5.4", &["-e", &script], b"")
-                    .with_context(|| format!("{name} natively"))?;
-                Ok(Summary {
-                    median: with.median.saturating_sub(base.median),
-                    p99: with.p99.saturating_sub(base.median),
-                    samples: with.samples,
-                })
-            }
+        let plain = format!("{load} {work}");
+        let hooked = format!("{load} debug.sethook(function() end, '', 1000) {work}");
+        let (sandboxed, native, native_hooked) = if smoke {
+            let plain = tokio::task::spawn_blocking(move || natively(reps, name, &plain, base));
+            let hooked = tokio::task::spawn_blocking(move || natively(reps, name, &hooked, base));
+            let sandboxed = in_sandboxes(&sandboxes, reps, name, &work).await?;
+            (sandboxed, plain.await??, hooked.await??)
+        } else {
+            let sandboxed = in_sandboxes(&sandboxes, reps, name, &work).await?;
+            let native = natively(reps, name, &plain, base)?;
+            (sandboxed, native, natively(reps, name, &hooked, base)?)
         };
-        let plain_native = native(format!("{load} {work}"));
-        let hooked_native = native(format!("{load} {hook} {work}"));
-        let alongside = smoke.then(|| {
-            (
-                tokio::task::spawn_blocking(plain_native.clone()),
-                tokio::task::spawn_blocking(hooked_native.clone()),
-            )
-        });
-
-        let mut timed = Vec::new();
-        for sandbox in [&plain, &metered] {
-            let mut session = sandbox.session(()).await?;
-            session
-                .eval(&format!("B = require('{}')", module_name(name)))
-                .await
-                .with_context(|| format!("{name}: require failed"))?;
-            timed.push(
-                Summary::time_each(reps, async || {
-                    session
-                        .eval(&work)
-                        .await
-                        .with_context(|| format!("{name} in moonbox"))?;
-                    Ok(())
-                })
-                .await?,
-            );
-        }
-        let (moonbox, moonbox_fuel) = (timed[0], timed[1]);
-        let (native, native_hooked) = match alongside {
-            Some((plain, hooked)) => (plain.await??, hooked.await??),
-            None => (plain_native()?, hooked_native()?),
-        };
+        let (moonbox, moonbox_fuel) = sandboxed;
         speeds.push(Speed {
             name,
             inner,
@@ -189,4 +156,43 @@ pub(crate) async fn run(
         });
     }
     Ok(speeds)
+}
+
+/// `work` after the benchmark `name` is loaded, `reps` times in a session
+/// of each sandbox: the plain one, then the metered one.
+async fn in_sandboxes(
+    sandboxes: &[Sandbox; 2],
+    reps: usize,
+    name: &str,
+    work: &str,
+) -> Result<(Summary, Summary)> {
+    let timed = async |sandbox: &Sandbox| -> Result<Summary> {
+        let mut session = sandbox.session(()).await?;
+        session
+            .eval(&format!("B = require('{}')", module_name(name)))
+            .await
+            .with_context(|| format!("{name}: require failed"))?;
+        Summary::time_each(reps, async || {
+            session
+                .eval(work)
+                .await
+                .with_context(|| format!("{name} in moonbox"))?;
+            Ok(())
+        })
+        .await
+    };
+    let [plain, metered] = sandboxes;
+    Ok((timed(plain).await?, timed(metered).await?))
+}
+
+/// `lua5.4 -e script`, `reps` times, less `base` (a process that only
+/// loads the benchmark).
+fn natively(reps: usize, name: &str, script: &str, base: Summary) -> Result<Summary> {
+    let with = spawn::samples(reps, "lua5.4", &["-e", script], b"")
+        .with_context(|| format!("{name} natively"))?;
+    Ok(Summary {
+        median: with.median.saturating_sub(base.median),
+        p99: with.p99.saturating_sub(base.median),
+        samples: with.samples,
+    })
 }
