@@ -120,7 +120,7 @@ pub(crate) async fn session_evals(sandbox: &Sandbox, samples: usize) -> Result<S
 
 /// One `records.get` call from Lua to the host and back: a loop of calls
 /// minus the same loop without them, per call, repeated `reps` times.
-pub(crate) async fn capability_round_trip(sandbox: &Sandbox, reps: usize) -> Result<Summary> {
+async fn capability_round_trip(sandbox: &Sandbox, reps: usize) -> Result<Summary> {
     round_trip(
         sandbox,
         reps,
@@ -133,7 +133,7 @@ pub(crate) async fn capability_round_trip(sandbox: &Sandbox, reps: usize) -> Res
 
 /// One `records.get('page')` call, a reply of [`PAGE_RECORDS`] records,
 /// timed as [`capability_round_trip`] times a small one (in loops of 1,000).
-pub(crate) async fn page_round_trip(sandbox: &Sandbox, reps: usize) -> Result<Summary> {
+async fn page_round_trip(sandbox: &Sandbox, reps: usize) -> Result<Summary> {
     round_trip(
         sandbox,
         reps,
@@ -153,6 +153,17 @@ pub(crate) async fn scalar_round_trip(reps: usize) -> Result<Summary> {
     });
     let sandbox = Sandbox::builder().capability(next).build()?;
     round_trip(&sandbox, reps, 10_000, "n = count.next(n)", "n = n + 1").await
+}
+
+/// The three round trips of the report, in its row order: a scalar
+/// capability, `records.get` on `sandbox`, and a page of records, each
+/// timed `reps` times.
+pub(crate) async fn round_trips(sandbox: &Sandbox, reps: usize) -> Result<[Summary; 3]> {
+    Ok([
+        scalar_round_trip(reps).await?,
+        capability_round_trip(sandbox, reps).await?,
+        page_round_trip(sandbox, reps).await?,
+    ])
 }
 
 /// Per call: a loop of `calls` `call`s minus the same loop of `instead`s,

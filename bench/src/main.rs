@@ -177,11 +177,7 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
     if o.round_trip {
         progress("capability round trips");
         let sandbox = inproc::sandbox(false)?;
-        let rows = [
-            inproc::scalar_round_trip(o.round_trip_runs).await?,
-            inproc::capability_round_trip(&sandbox, o.round_trip_runs).await?,
-            inproc::page_round_trip(&sandbox, o.round_trip_runs).await?,
-        ];
+        let rows = inproc::round_trips(&sandbox, o.round_trip_runs).await?;
         let mut s = format!(
             "Command: `cargo run{} -p moonbox-bench -- --round-trip --round-trip-runs {}`\nMachine: {}\nDate: {}\n",
             release_flag(),
@@ -296,11 +292,7 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
     progress("reused session");
     let session = inproc::session_evals(&sandbox, o.samples).await?;
     progress("capability round trip");
-    let round_trip = [
-        inproc::scalar_round_trip(o.round_trip_runs).await?,
-        inproc::capability_round_trip(&sandbox, o.round_trip_runs).await?,
-        inproc::page_round_trip(&sandbox, o.round_trip_runs).await?,
-    ];
+    let round_trip = inproc::round_trips(&sandbox, o.round_trip_runs).await?;
     progress("capability fan-out");
     let fan_out = inproc::fan_out(o.fan_out_runs).await?;
     progress("throughput");
