@@ -336,32 +336,18 @@ def test_a_batch_holds_at_most_the_heap_limit_of_replies():
     assert "the batch's replies hold" in report.values[1]
 
 
-@pytest.mark.parametrize(
-    "busy",
-    [
-        # Both cases are known to fail on CPython 3.11 on a two-core machine,
-        # the second always, the first now and then: busy threads starve the
-        # epoch ticker of the GIL (a 50 ms deadline took 28 s behind ~55 ms
-        # C calls, and 1.1 s behind Python loops; the same at the commit
-        # before the fast-loop work). The ticker needs the GIL to tick; the
-        # native package of the packages issue keeps its outer wall in
-        # Rust, off the GIL. Non-strict, so every run still reports them.
-        pytest.param(
-            "python",
-            marks=pytest.mark.xfail(
-                strict=False,
-                reason="the pure-Python ticker can be starved of the GIL by busy threads",
-            ),
-        ),
-        pytest.param(
-            "c_call",
-            marks=pytest.mark.xfail(
-                strict=False,
-                reason="the pure-Python ticker can be starved of the GIL by long C calls",
-            ),
-        ),
-    ],
+# Both cases are known to fail on CPython 3.11 on a two-core machine, the
+# C calls always, the Python loops now and then: busy threads starve the
+# epoch ticker of the GIL (a 50 ms deadline took 28 s behind ~55 ms C calls,
+# and 1.1 s behind Python loops; the same at the commit before the
+# fast-loop work). The ticker needs the GIL to tick; the native package of
+# the packages issue keeps its outer wall in Rust, off the GIL.
+# Non-strict, so every run still reports them.
+@pytest.mark.xfail(
+    strict=False,
+    reason="the pure-Python ticker can be starved of the GIL by busy threads or long C calls",
 )
+@pytest.mark.parametrize("busy", ["python", "c_call"])
 def test_a_busy_thread_neither_stretches_nor_shortens_the_deadline(busy):
     # The epoch ticker needs the GIL. A thread spinning in Python, or one
     # holding the GIL inside a long C call, must not make the deadline
