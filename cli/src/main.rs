@@ -8,6 +8,7 @@
 
 mod args;
 mod input;
+mod listen;
 mod mcp;
 mod serve;
 

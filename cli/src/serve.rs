@@ -7,7 +7,10 @@ use anyhow::Result;
 use clap::Args;
 use moonbox_serve::{Keys, NatsAuth, NatsConfig, ServeConfig, Server, Worker, remote_capability};
 
+use moonbox_service::ListenConfig;
+
 use crate::args::{SandboxArgs, Size, Wait, parse_count, read_secret};
+use crate::listen::TimeoutArgs;
 
 #[derive(Args)]
 pub(crate) struct ServeArgs {
@@ -52,19 +55,14 @@ pub(crate) struct ServeArgs {
     /// they are cancelled (at most 1h).
     #[arg(long, value_name = "DURATION", default_value_t = Wait(ServeConfig::DEFAULT_DRAIN_TIMEOUT))]
     drain_timeout: Wait,
-    /// HTTP connections open at once (1 to 65536); past it a new
-    /// connection gets 503 and is closed.
-    #[arg(long, value_name = "N", default_value_t = ServeConfig::DEFAULT_MAX_CONNECTIONS,
-          value_parser = |s: &str| parse_count(s, "connections", ServeConfig::MAX_MAX_CONNECTIONS))]
+    /// HTTP connections open at once (1 to 65536); at the cap the idlest
+    /// is closed to make room, and with none idle a new connection gets
+    /// 503 and is closed.
+    #[arg(long, value_name = "N", default_value_t = ListenConfig::DEFAULT_MAX_CONNECTIONS,
+          value_parser = |s: &str| parse_count(s, "connections", ListenConfig::MAX_MAX_CONNECTIONS))]
     max_connections: usize,
-    /// How long a client may take to send a request's headers; an idle
-    /// keep-alive connection is closed after it too (at most 10m).
-    #[arg(long, value_name = "DURATION", default_value_t = Wait(ServeConfig::DEFAULT_HEADER_TIMEOUT))]
-    header_timeout: Wait,
-    /// How long a request body may take to arrive; past it, 408 (at most
-    /// 10m).
-    #[arg(long, value_name = "DURATION", default_value_t = Wait(ServeConfig::DEFAULT_BODY_TIMEOUT))]
-    body_timeout: Wait,
+    #[command(flatten)]
+    timeouts: TimeoutArgs,
     /// Run instances in wasmtime's pooling allocator: fresh evals start
     /// several times faster (BENCHMARKS.md), and at most 1,000 instances
     /// live at once, so --max-running plus --max-sessions must stay within
@@ -194,9 +192,7 @@ pub(crate) async fn serve(args: &ServeArgs, sandbox_args: &SandboxArgs) -> Resul
         // Code at the script bound, but never more than a body holds.
         .max_code_bytes(code.min(body))
         .drain_timeout(args.drain_timeout.0)
-        .max_connections(args.max_connections)
-        .header_timeout(args.header_timeout.0)
-        .body_timeout(args.body_timeout.0);
+        .listen(args.timeouts.listen(args.max_connections));
     if let Some(path) = &args.keys {
         config = config.keys(Keys::load(path)?);
     }

@@ -3,6 +3,8 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use moonbox_service::ListenConfig;
+
 use crate::error::Error;
 use crate::keys::Keys;
 
@@ -52,21 +54,10 @@ pub struct ServeConfig {
     /// On shutdown, how long evals in flight may run on before they are
     /// cancelled. Default [`ServeConfig::DEFAULT_DRAIN_TIMEOUT`].
     pub drain_timeout: Duration,
-    /// HTTP connections open at once; past it a new connection is answered
-    /// `503 too_many_connections` and closed. Keep it below the process's
-    /// open-file limit (`ulimit -n`), less a hundred or so for the server's
-    /// other files: past that limit connections wait in the listen queue
-    /// instead. Default [`ServeConfig::DEFAULT_MAX_CONNECTIONS`].
-    pub max_connections: usize,
-    /// How long a client may take to send a request's headers, counted
-    /// from when the connection opens or its previous response was sent:
-    /// an idle keep-alive connection is closed after it too. Default
-    /// [`ServeConfig::DEFAULT_HEADER_TIMEOUT`].
-    pub header_timeout: Duration,
-    /// How long a request body may take to arrive once its headers have;
-    /// past it the request is refused (408). Default
-    /// [`ServeConfig::DEFAULT_BODY_TIMEOUT`].
-    pub body_timeout: Duration,
+    /// The HTTP transport's bounds: connections open, and the header,
+    /// body and write timeouts ([`ListenConfig`], shared with `moonbox mcp
+    /// --http`). Its `body_timeout` refuses a late body with 408.
+    pub listen: ListenConfig,
 }
 
 impl ServeConfig {
@@ -103,18 +94,6 @@ impl ServeConfig {
     pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
     /// Most [`ServeConfig::drain_timeout`].
     pub const MAX_DRAIN_TIMEOUT: Duration = Duration::from_secs(3600);
-    /// Default [`ServeConfig::max_connections`]: below the usual open-file
-    /// limit of 1,024, with room for the server's other files.
-    pub const DEFAULT_MAX_CONNECTIONS: usize = 512;
-    /// Most [`ServeConfig::max_connections`].
-    pub const MAX_MAX_CONNECTIONS: usize = 65_536;
-    /// Default [`ServeConfig::header_timeout`].
-    pub const DEFAULT_HEADER_TIMEOUT: Duration = Duration::from_secs(30);
-    /// Default [`ServeConfig::body_timeout`].
-    pub const DEFAULT_BODY_TIMEOUT: Duration = Duration::from_secs(30);
-    /// Most [`ServeConfig::header_timeout`] and
-    /// [`ServeConfig::body_timeout`].
-    pub const MAX_READ_TIMEOUT: Duration = Duration::from_secs(600);
 
     /// The defaults, listening on `addr`, without keys.
     pub fn new(addr: SocketAddr) -> ServeConfig {
@@ -130,9 +109,7 @@ impl ServeConfig {
             max_code_bytes: Self::DEFAULT_MAX_CODE_BYTES,
             max_body_bytes: Self::DEFAULT_MAX_BODY_BYTES,
             drain_timeout: Self::DEFAULT_DRAIN_TIMEOUT,
-            max_connections: Self::DEFAULT_MAX_CONNECTIONS,
-            header_timeout: Self::DEFAULT_HEADER_TIMEOUT,
-            body_timeout: Self::DEFAULT_BODY_TIMEOUT,
+            listen: ListenConfig::default(),
         }
     }
 
@@ -196,21 +173,33 @@ impl ServeConfig {
         self
     }
 
-    /// Sets [`ServeConfig::max_connections`].
+    /// Sets the transport's bounds ([`ServeConfig::listen`]).
+    pub fn listen(mut self, listen: ListenConfig) -> Self {
+        self.listen = listen;
+        self
+    }
+
+    /// Sets [`ListenConfig::max_connections`].
     pub fn max_connections(mut self, n: usize) -> Self {
-        self.max_connections = n;
+        self.listen.max_connections = n;
         self
     }
 
-    /// Sets [`ServeConfig::header_timeout`].
+    /// Sets [`ListenConfig::header_timeout`].
     pub fn header_timeout(mut self, timeout: Duration) -> Self {
-        self.header_timeout = timeout;
+        self.listen.header_timeout = timeout;
         self
     }
 
-    /// Sets [`ServeConfig::body_timeout`].
+    /// Sets [`ListenConfig::body_timeout`].
     pub fn body_timeout(mut self, timeout: Duration) -> Self {
-        self.body_timeout = timeout;
+        self.listen.body_timeout = timeout;
+        self
+    }
+
+    /// Sets [`ListenConfig::write_timeout`].
+    pub fn write_timeout(mut self, timeout: Duration) -> Self {
+        self.listen.write_timeout = timeout;
         self
     }
 
@@ -243,11 +232,6 @@ impl ServeConfig {
                 self.max_body_bytes,
                 Self::MAX_MAX_BODY_BYTES,
             ),
-            (
-                "max_connections",
-                self.max_connections,
-                Self::MAX_MAX_CONNECTIONS,
-            ),
         ];
         for (name, n, max) in counts {
             // A queue of zero is allowed: refuse whatever cannot run now.
@@ -262,12 +246,6 @@ impl ServeConfig {
             ("queue_wait", self.queue_wait, Self::MAX_QUEUE_WAIT),
             ("session_ttl", self.session_ttl, Self::MAX_SESSION_TTL),
             ("drain_timeout", self.drain_timeout, Self::MAX_DRAIN_TIMEOUT),
-            (
-                "header_timeout",
-                self.header_timeout,
-                Self::MAX_READ_TIMEOUT,
-            ),
-            ("body_timeout", self.body_timeout, Self::MAX_READ_TIMEOUT),
         ];
         for (name, d, max) in durations {
             if d.is_zero() || d > max {
@@ -278,6 +256,9 @@ impl ServeConfig {
                 )));
             }
         }
+        self.listen
+            .validate()
+            .map_err(|e| Error::Config(e.to_string()))?;
         if self.max_code_bytes > self.max_body_bytes {
             return Err(Error::Config(format!(
                 "max_code_bytes ({}) is more than max_body_bytes ({}), so code at its bound could never arrive; raise max_body_bytes",
@@ -326,11 +307,13 @@ mod tests {
         assert!(refused(local().max_connections(65_537)).contains("max_connections"));
         assert!(refused(local().header_timeout(Duration::ZERO)).contains("header_timeout"));
         assert!(refused(local().body_timeout(Duration::from_secs(601))).contains("body_timeout"));
+        assert!(refused(local().write_timeout(Duration::ZERO)).contains("write_timeout"));
         assert!(
             local()
                 .max_connections(1)
                 .header_timeout(Duration::from_millis(1))
                 .body_timeout(Duration::from_secs(600))
+                .write_timeout(Duration::from_millis(1))
                 .validate()
                 .is_ok()
         );

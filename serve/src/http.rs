@@ -18,7 +18,8 @@ use axum::routing::{delete, get, post};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
-use crate::connections;
+use moonbox_service::body::BodyError;
+
 use crate::error::{ApiError, Error};
 use crate::nats::Worker;
 use crate::service::{Arrival, Caller, Server, sweep};
@@ -132,10 +133,12 @@ impl Bound {
             None => None,
         };
         let _stop_worker = worker.as_ref().map(|w| AbortOnDrop(w.abort_handle()));
-        let http = tokio::spawn(connections::serve(
+        let http = tokio::spawn(moonbox_service::accept::serve(
             self.listener,
             server.router(),
-            server.clone(),
+            server.config().listen,
+            server.inner.connections.clone(),
+            server.refusals(),
             draining,
         ));
         let _stop_http = AbortOnDrop(http.abort_handle());
@@ -330,26 +333,13 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
         .filter(|key| !key.is_empty())
 }
 
-/// Reads a body up to the server's bound.
+/// Reads a body up to the server's bound, within its body timeout.
 ///
 /// # Errors
-/// `body_too_large` (413) past it.
+/// `body_too_large` (413) past the bound, `overloaded` (429) when the
+/// server reads as many bodies as it may, `body_timeout` (408) when the
+/// body is late, `bad_request` (400) when the connection fails.
 async fn read_body(server: &Server, body: Body, headers: &HeaderMap) -> Result<Bytes, ApiError> {
-    let max = server.config().max_body_bytes;
-    let too_large = || {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "body_too_large",
-            format!("the request body is larger than this server's {max} bytes"),
-        )
-    };
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > u64::try_from(max).unwrap_or(u64::MAX)) {
-        return Err(too_large());
-    }
     // A body is read only with a place among the bounded readers, and
     // within a time bound: a slow or stalled sender holds neither memory
     // nor a drain for long.
@@ -361,18 +351,22 @@ async fn read_body(server: &Server, body: Body, headers: &HeaderMap) -> Result<B
         )
         .retry_after(Duration::from_secs(1))
     })?;
-    let timeout = server.config().body_timeout;
-    match tokio::time::timeout(timeout, axum::body::to_bytes(body, max)).await {
-        Ok(read) => read.map_err(|_| too_large()),
-        Err(_) => Err(ApiError::new(
-            StatusCode::REQUEST_TIMEOUT,
-            "body_timeout",
-            format!(
-                "the request body did not arrive within {} ms",
-                timeout.as_millis()
-            ),
-        )),
-    }
+    let config = server.config();
+    moonbox_service::body::read(
+        headers,
+        body,
+        config.max_body_bytes,
+        config.listen.body_timeout,
+    )
+    .await
+    .map_err(|e| {
+        let (status, kind) = match e {
+            BodyError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large"),
+            BodyError::Timeout { .. } => (StatusCode::REQUEST_TIMEOUT, "body_timeout"),
+            _ => (StatusCode::BAD_REQUEST, "bad_request"),
+        };
+        ApiError::new(status, kind, e.to_string())
+    })
 }
 
 /// The caller the key check put on the request.

@@ -19,7 +19,8 @@
 //! draining or past the connection cap.
 //!
 //! Admission is bounded everywhere: connections open and the time to send
-//! headers and bodies, evals running at once, requests
+//! headers and bodies and to take answers (the accept loop of
+//! [`moonbox_service`], shared with `moonbox mcp --http`), evals running at once, requests
 //! waiting for a turn (and for how long), sessions open, body and code
 //! bytes, and per-tenant instructions and wall time per minute from a
 //! [`Keys`] file. Without keys the server listens only on loopback.
@@ -34,7 +35,6 @@
 mod admission;
 mod api;
 mod config;
-mod connections;
 mod error;
 mod hex;
 mod http;

@@ -17,10 +17,22 @@ use tracing::Instrument;
 use crate::admission::{Admission, Turn};
 use crate::api::{self, EvalBody, LimitsBody, OpenBody, SessionEvalBody};
 use crate::config::ServeConfig;
-use crate::error::{ApiError, Error};
+use moonbox_service::accept::{Places, Refusal, Refusals, Refused};
+
+use crate::error::{ApiError, Error, retry_secs};
 use crate::metrics::{Gauges, Metrics};
 use crate::quota::{Quotas, Reserved};
 use crate::sessions::Sessions;
+
+/// The refusal of new work while the server drains.
+fn draining() -> ApiError {
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "draining",
+        "the server is stopping and takes no new work; send the request to another instance",
+    )
+    .retry_after(Duration::from_secs(1))
+}
 
 /// The service: a sandbox behind an eval and session API, served over HTTP
 /// ([`Server::bind`]) and, optionally, NATS
@@ -54,8 +66,8 @@ pub(crate) struct Inner {
     running: Running,
     /// Bounds the HTTP request bodies being read at once.
     readers: Arc<Semaphore>,
-    /// Bounds the HTTP connections open at once.
-    pub(crate) connections: Arc<Semaphore>,
+    /// The places of the HTTP connections open at once.
+    pub(crate) connections: Places,
 }
 
 /// Bodies read at once past the running and queued bounds: room for
@@ -179,7 +191,7 @@ impl Server {
                         .saturating_add(config.max_queued)
                         .saturating_add(SPARE_READERS),
                 )),
-                connections: Arc::new(Semaphore::new(config.max_connections)),
+                connections: Places::new(config.listen.max_connections),
                 sandbox,
                 config,
             }),
@@ -194,6 +206,39 @@ impl Server {
     /// Counts a refused request in the metrics.
     pub(crate) fn count_refused(&self, e: &ApiError) {
         self.inner.metrics.refused(e.kind);
+    }
+
+    /// What the accept loop answers the connections it will not serve:
+    /// `503 too_many_connections` past the cap, `503 draining` during a
+    /// drain, each counted as a refusal.
+    pub(crate) fn refusals(&self) -> Refusals {
+        let max = self.inner.config.listen.max_connections;
+        let full = ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too_many_connections",
+            format!(
+                "the server holds {max} connections open, its bound, and none is idle; try again shortly, or reuse a connection"
+            ),
+        )
+        .retry_after(Duration::from_secs(1));
+        let draining = draining();
+        let refusal = |e: &ApiError| {
+            let after = e.retry_after.unwrap_or(Duration::from_secs(1));
+            Refusal::new(e.status, e.body().to_string(), retry_secs(after))
+        };
+        let server = self.clone();
+        let (full_kind, draining_kind) = (full.kind, draining.kind);
+        Refusals {
+            full: refusal(&full),
+            draining: refusal(&draining),
+            on_refused: Box::new(move |why| {
+                let kind = match why {
+                    Refused::Draining => draining_kind,
+                    _ => full_kind,
+                };
+                server.inner.metrics.refused(kind);
+            }),
+        }
     }
 
     /// A place to read a request body, or `None` when all are taken.
@@ -238,12 +283,7 @@ impl Server {
     /// `draining` (503).
     pub(crate) fn check_open(&self) -> Result<(), ApiError> {
         if self.is_draining() {
-            return Err(ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "draining",
-                "the server is stopping and takes no new work; send the request to another instance",
-            )
-            .retry_after(Duration::from_secs(1)));
+            return Err(draining());
         }
         Ok(())
     }
@@ -522,11 +562,7 @@ impl Server {
             queued: self.inner.admission.queued(),
             running: self.inner.admission.running(),
             draining: self.is_draining(),
-            connections: self
-                .inner
-                .config
-                .max_connections
-                .saturating_sub(self.inner.connections.available_permits()),
+            connections: self.inner.connections.open(),
         })
     }
 }

@@ -637,21 +637,25 @@ async fn a_drain_finishes_evals_in_flight_and_takes_no_new_work() {
     server.wait_for("moonbox_evals_running 1").await;
     let addr = server.addr;
     let stopped = tokio::spawn(server.stop());
-    // Once the drain begins, a new connection is refused (until then one
-    // may still be served).
+    // Once the drain begins, a new connection is answered `503 draining`
+    // (until then one may still be served), never reset.
     let began = Instant::now();
     loop {
         let attempt = reqwest::Client::new()
             .post(format!("http://{addr}/v1/eval"))
             .body(json!({"code": "return 1"}).to_string())
             .send()
-            .await;
-        if attempt.is_err() {
+            .await
+            .expect("a connection during the drain is answered, not reset");
+        if attempt.status() == StatusCode::SERVICE_UNAVAILABLE {
+            assert_eq!(attempt.headers()["retry-after"], "1");
+            let body: Value = serde_json::from_slice(&attempt.bytes().await.unwrap()).unwrap();
+            assert_eq!(kind(&body), "draining", "{body}");
             break;
         }
         assert!(
             began.elapsed() < Duration::from_secs(10),
-            "new connections are still taken"
+            "new connections are still served"
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
@@ -820,14 +824,30 @@ async fn read_to_close(stream: &mut tokio::net::TcpStream) -> (String, Duration)
     (String::from_utf8_lossy(&got).into_owned(), began.elapsed())
 }
 
+/// Opens a connection that sends a request's headers and part of its
+/// body, so that it stays busy until the body timeout.
+async fn busy_connection(server: &Running) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    stream
+        .write_all(
+            b"POST /v1/eval HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"code\":",
+        )
+        .await
+        .unwrap();
+    stream
+}
+
 #[tokio::test]
-async fn past_the_connection_cap_a_new_connection_gets_503_and_is_closed() {
-    let server = start(local().max_connections(2)).await;
-    // The client's pooled connection is one; a bare connection is the
-    // other.
-    server.wait_for("moonbox_http_connections 1").await;
-    let held = tokio::net::TcpStream::connect(server.addr).await.unwrap();
-    server.wait_for("moonbox_http_connections 2").await;
+async fn past_the_connection_cap_with_every_connection_busy_a_new_one_gets_503() {
+    let config = local()
+        .max_connections(2)
+        .body_timeout(Duration::from_secs(3));
+    let server = start(config).await;
+    let first = busy_connection(&server).await;
+    let _second = busy_connection(&server).await;
+    // Both are read and waiting for their bodies.
+    tokio::time::sleep(Duration::from_millis(500)).await;
 
     let (status, headers, body) = answer(
         reqwest::Client::new()
@@ -845,16 +865,9 @@ async fn past_the_connection_cap_a_new_connection_gets_503_and_is_closed() {
         "{body}"
     );
     assert_eq!(headers["retry-after"], "1");
-    assert!(
-        server
-            .metrics()
-            .await
-            .contains("moonbox_requests_refused_total{kind=\"too_many_connections\"} 1")
-    );
 
     // A place freed is a place taken again.
-    drop(held);
-    server.wait_for("moonbox_http_connections 1").await;
+    drop(first);
     let (status, _, body) = answer(
         reqwest::Client::new()
             .post(server.url("/v1/eval"))
@@ -863,6 +876,87 @@ async fn past_the_connection_cap_a_new_connection_gets_503_and_is_closed() {
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(body["values"], json!([1]));
+    assert!(
+        server
+            .metrics()
+            .await
+            .contains("moonbox_requests_refused_total{kind=\"too_many_connections\"} 1")
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn at_the_connection_cap_the_idlest_connection_makes_room_for_a_health_probe() {
+    use tokio::io::AsyncWriteExt;
+    let server = start(local().max_connections(3)).await;
+    // The metrics client's pooled connection is one place; slow clients
+    // that never finish their headers take the others.
+    server.wait_for("moonbox_http_connections 1").await;
+    let mut slow = Vec::new();
+    for _ in 0..2 {
+        let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+        stream
+            .write_all(b"GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+            .await
+            .unwrap();
+        slow.push(stream);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // Each probe, on a connection of its own that it keeps, takes the
+    // place of the connection idle longest (the metrics client's first,
+    // then the slow clients), well before the header timeout.
+    let mut probes = Vec::new();
+    for _ in 0..3 {
+        let began = Instant::now();
+        let probe = reqwest::Client::new();
+        let (status, _, body) = answer(probe.get(server.url("/healthz"))).await;
+        probes.push(probe);
+        assert_eq!(status, StatusCode::OK, "{body}");
+        assert!(
+            began.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            began.elapsed()
+        );
+    }
+    for mut stream in slow {
+        let (sent, took) = read_to_close(&mut stream).await;
+        assert_eq!(sent, "", "a closed slow client gets no answer");
+        assert!(took < Duration::from_secs(5), "closed after {took:?}");
+    }
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn a_client_that_does_not_read_its_answer_is_cut_off_at_the_write_timeout() {
+    use tokio::io::AsyncWriteExt;
+    let server = start(local().write_timeout(Duration::from_millis(500))).await;
+    server.wait_for("moonbox_http_connections 1").await;
+    // A short request whose answer (about 25 MB of JSON) is far more than
+    // the sockets' buffers hold, from a client that never reads.
+    let body = json!({"code": "return string.rep('\\1', 4 * 1024 * 1024)"}).to_string();
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    stream
+        .write_all(
+            format!(
+                "POST /v1/eval HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n{body}",
+                body.len()
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    server.wait_for("moonbox_http_connections 2").await;
+    // The server gives up on it, and its place (and the answer) is freed,
+    // though the client still holds its end.
+    let began = Instant::now();
+    server.wait_for("moonbox_http_connections 1").await;
+    assert!(
+        began.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        began.elapsed()
+    );
+    drop(stream);
     server.stop().await;
 }
 

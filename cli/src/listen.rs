@@ -1,0 +1,36 @@
+//! The HTTP transport's timeouts, shared by `moonbox serve` and `moonbox
+//! mcp --http`: one flag, one default and one bound each, from
+//! [`ListenConfig`].
+
+use clap::Args;
+use moonbox_service::ListenConfig;
+
+use crate::args::Wait;
+
+#[derive(Args)]
+pub(crate) struct TimeoutArgs {
+    /// How long a client may take to send a request's headers; an idle
+    /// keep-alive connection is closed after it too (at most 10m).
+    #[arg(long, value_name = "DURATION", default_value_t = Wait(ListenConfig::DEFAULT_HEADER_TIMEOUT))]
+    header_timeout: Wait,
+    /// How long a request body may take to arrive; past it, 408 (at most
+    /// 10m).
+    #[arg(long, value_name = "DURATION", default_value_t = Wait(ListenConfig::DEFAULT_BODY_TIMEOUT))]
+    body_timeout: Wait,
+    /// How long a client may take to read an answer once the server waits
+    /// on it; past it, the connection is closed and the answer freed (at
+    /// most 10m).
+    #[arg(long, value_name = "DURATION", default_value_t = Wait(ListenConfig::DEFAULT_WRITE_TIMEOUT))]
+    write_timeout: Wait,
+}
+
+impl TimeoutArgs {
+    /// The transport's bounds, with `max_connections` as given.
+    pub(crate) fn listen(&self, max_connections: usize) -> ListenConfig {
+        ListenConfig::default()
+            .max_connections(max_connections)
+            .header_timeout(self.header_timeout.0)
+            .body_timeout(self.body_timeout.0)
+            .write_timeout(self.write_timeout.0)
+    }
+}
