@@ -1,7 +1,8 @@
-//! The HTTP transport's timeouts, shared by `moonbox serve` and `moonbox
-//! mcp --http`: one flag, one default and one bound each, from
-//! [`ListenConfig`].
+//! What `moonbox serve` and `moonbox mcp` share: the HTTP transport's
+//! timeouts (one flag, one default and one bound each, from
+//! [`ListenConfig`]) and the signals that stop them.
 
+use anyhow::Result;
 use clap::Args;
 use moonbox_service::ListenConfig;
 
@@ -32,5 +33,34 @@ impl TimeoutArgs {
             .header_timeout(self.header_timeout.0)
             .body_timeout(self.body_timeout.0)
             .write_timeout(self.write_timeout.0)
+    }
+}
+
+/// Listens for SIGTERM (what a container runtime sends) and Ctrl-C from
+/// this call on; the future completes on the first of them. Called before
+/// the server binds, so that a signal sent once it is listening always
+/// drains it: a handler installed later, as the server begins to serve,
+/// left a moment in which SIGTERM still killed the process, evals in
+/// flight and all. `moonbox serve` and `moonbox mcp` both drain on it.
+pub(crate) fn shutdown_signal() -> Result<impl Future<Output = ()> + Send + 'static> {
+    #[cfg(unix)]
+    {
+        use anyhow::Context;
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+        let mut interrupt =
+            signal(SignalKind::interrupt()).context("cannot listen for Ctrl-C (SIGINT)")?;
+        Ok(async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = interrupt.recv() => {}
+            }
+        })
+    }
+    #[cfg(not(unix))]
+    {
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
     }
 }

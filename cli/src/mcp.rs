@@ -8,7 +8,10 @@ use clap::Args;
 use moonbox_mcp::upstream::{self, Upstream, UpstreamSpec};
 use moonbox_mcp::{HttpConfig, McpServer, ServerConfig, TOKEN_ENV};
 
+use moonbox_service::ListenConfig;
+
 use crate::args::{SandboxArgs, Wait, parse_count, read_secret};
+use crate::listen::{TimeoutArgs, shutdown_signal};
 
 #[derive(Args)]
 pub(crate) struct McpArgs {
@@ -36,6 +39,14 @@ pub(crate) struct McpArgs {
           default_value_t = HttpConfig::DEFAULT_MAX_CONNECTIONS,
           value_parser = parse_max_connections)]
     max_connections: usize,
+    /// With --http, TCP connections open at once (1 to 65536); at the cap
+    /// the idlest is closed, and with none idle a new one gets 503.
+    #[arg(long, value_name = "N", requires = "http",
+          default_value_t = ListenConfig::DEFAULT_MAX_CONNECTIONS,
+          value_parser = |s: &str| parse_count(s, "connections", ListenConfig::MAX_MAX_CONNECTIONS))]
+    max_http_connections: usize,
+    #[command(flatten)]
+    timeouts: TimeoutArgs,
     /// Close a session after this long without a call (accepts 30s, 10m,
     /// 1h; at most 24h).
     #[arg(long, value_name = "DURATION",
@@ -91,7 +102,9 @@ pub(crate) async fn serve(mcp: &McpArgs, sandbox_args: &SandboxArgs) -> Result<u
     // that a refused configuration fails at once.
     let http = match mcp.http {
         Some(addr) => {
-            let mut http = HttpConfig::new(addr).max_connections(mcp.max_connections);
+            let mut http = HttpConfig::new(addr)
+                .max_connections(mcp.max_connections)
+                .listen(mcp.timeouts.listen(mcp.max_http_connections));
             for origin in &mcp.allow_origin {
                 http = http.allow_origin(origin);
             }
@@ -126,6 +139,9 @@ pub(crate) async fn serve(mcp: &McpArgs, sandbox_args: &SandboxArgs) -> Result<u
         // the server does.
     }
     let server = McpServer::new(builder.build()?, config)?;
+    // SIGTERM or Ctrl-C drains either transport: calls in flight finish
+    // and are answered, new ones are refused.
+    let shutdown = shutdown_signal()?;
     match http {
         Some(http) => {
             let bound = server.bind_http(http).await?;
@@ -134,9 +150,9 @@ pub(crate) async fn serve(mcp: &McpArgs, sandbox_args: &SandboxArgs) -> Result<u
                 bound.local_addr()?,
                 moonbox_mcp::PATH
             );
-            bound.run().await?;
+            bound.run_until(shutdown).await?;
         }
-        None => server.serve_stdio().await?,
+        None => server.serve_stdio_until(shutdown).await?,
     }
     Ok(0)
 }

@@ -225,7 +225,7 @@ pub(crate) async fn serve(args: &ServeArgs, sandbox_args: &SandboxArgs) -> Resul
         None => None,
     };
     let sandbox = builder.build_async().await?;
-    let shutdown = shutdown_signal()?;
+    let shutdown = crate::listen::shutdown_signal()?;
     let mut bound = Server::new(sandbox, config)?.bind().await?;
     if let Some(worker) = nats {
         eprintln!("moonbox serve: NATS worker {} on {nats_url}", worker.id());
@@ -243,35 +243,6 @@ pub(crate) async fn serve(args: &ServeArgs, sandbox_args: &SandboxArgs) -> Resul
     bound.run_until(shutdown).await?;
     eprintln!("moonbox serve: drained, stopping");
     Ok(0)
-}
-
-/// Listens for SIGTERM (what a container runtime sends) and Ctrl-C from
-/// this call on; the future completes on the first of them. Called before
-/// the server binds, so that a signal sent once it is listening always
-/// drains it: a handler installed later, as the server begins to serve,
-/// left a moment in which SIGTERM still killed the process, evals in
-/// flight and all.
-fn shutdown_signal() -> Result<impl Future<Output = ()> + Send + 'static> {
-    #[cfg(unix)]
-    {
-        use anyhow::Context;
-        use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
-        let mut interrupt =
-            signal(SignalKind::interrupt()).context("cannot listen for Ctrl-C (SIGINT)")?;
-        Ok(async move {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = interrupt.recv() => {}
-            }
-        })
-    }
-    #[cfg(not(unix))]
-    {
-        Ok(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-    }
 }
 
 /// Logs to stderr, one line per event, at info and above: an eval's

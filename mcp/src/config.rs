@@ -3,6 +3,8 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
+use moonbox_service::ListenConfig;
+
 use crate::error::Error;
 
 /// What the server allows, apart from the sandbox's own limits.
@@ -142,6 +144,10 @@ pub struct HttpConfig {
     /// is answered `503` until a client closes its connection (HTTP
     /// `DELETE`) or one idles out. Default: 256.
     pub max_connections: usize,
+    /// The TCP transport's bounds, shared with `moonbox serve`: sockets
+    /// open at once, and the header, body and write timeouts. Default:
+    /// [`ListenConfig::default`].
+    pub listen: ListenConfig,
 }
 
 impl HttpConfig {
@@ -164,6 +170,7 @@ impl HttpConfig {
             allowed_origins: Vec::new(),
             token: None,
             max_connections: Self::DEFAULT_MAX_CONNECTIONS,
+            listen: ListenConfig::default(),
         }
     }
 
@@ -186,6 +193,12 @@ impl HttpConfig {
         self
     }
 
+    /// Sets the TCP transport's bounds ([`listen`](Self::listen)).
+    pub fn listen(mut self, listen: ListenConfig) -> Self {
+        self.listen = listen;
+        self
+    }
+
     /// Checks the settings: a token on a non-loopback address, a token
     /// that is a plausible secret, origins that parse, and a connection
     /// cap within bounds.
@@ -201,6 +214,9 @@ impl HttpConfig {
                 Self::MAX_MAX_CONNECTIONS
             )));
         }
+        self.listen
+            .validate()
+            .map_err(|e| Error::Config(e.to_string()))?;
         if let Some(token) = &self.token {
             check_token(token)?;
         } else if !self.addr.ip().is_loopback() {
@@ -226,6 +242,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("allowed_origins", &self.allowed_origins)
             .field("token", &self.token.as_ref().map(|_| "<set>"))
             .field("max_connections", &self.max_connections)
+            .field("listen", &self.listen)
             .finish()
     }
 }

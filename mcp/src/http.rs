@@ -9,8 +9,15 @@
 //!    the server;
 //! 3. `Origin`: absent, loopback, or on the allow-list, else 403, so that
 //!    a web page the user visits cannot drive the server;
-//! 4. the connection cap: an `initialize` past
+//! 4. the body: read whole within the message bound and
+//!    [`ListenConfig::body_timeout`](moonbox_service::ListenConfig::body_timeout),
+//!    else 413 or 408;
+//! 5. the connection cap: an `initialize` past
 //!    [`HttpConfig::max_connections`] open connections, 503.
+//!
+//! Beneath them all is the accept loop `moonbox serve` uses too
+//! ([`moonbox_service::accept`]): a cap on TCP connections, and header and
+//! write timeouts, from [`HttpConfig::listen`].
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -18,6 +25,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
+use axum::body::Body;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -28,6 +36,10 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+
+use moonbox_service::ListenConfig;
+use moonbox_service::accept::{Places, Refusal, Refusals};
+use moonbox_service::body::BodyError;
 
 use crate::config::HttpConfig;
 use crate::connections::{Capped, limit_connections};
@@ -53,6 +65,8 @@ fn keep_alive(timeout: Duration) -> Duration {
 pub struct HttpServer {
     listener: TcpListener,
     router: Router,
+    listen: ListenConfig,
+    server: McpServer,
     stop: CancellationToken,
     sweeper: CancellationToken,
 }
@@ -115,16 +129,20 @@ impl McpServer {
         connections.session_config.keep_alive = Some(keep_alive(self.sandbox_timeout()));
         let connections = Arc::new(Capped::new(connections, http.max_connections));
         let sweeper = self.spawn_sweeper();
-        let server = self;
+        let server = self.clone();
         let service = StreamableHttpService::new(move || Ok(server.clone()), connections, config);
         // The last layer added is the first a request meets.
-        let mut router =
-            Router::new()
-                .route_service(PATH, service)
-                .layer(middleware::from_fn_with_state(
-                    http.max_connections,
-                    limit_connections,
-                ));
+        let bodies = Arc::new(Bodies {
+            max: max_body,
+            timeout: http.listen.body_timeout,
+        });
+        let mut router = Router::new()
+            .route_service(PATH, service)
+            .layer(middleware::from_fn_with_state(
+                http.max_connections,
+                limit_connections,
+            ))
+            .layer(middleware::from_fn_with_state(bodies, read_body));
         if let Some(token) = &http.token {
             router = router.layer(middleware::from_fn_with_state(
                 Arc::new(Token::new(token)),
@@ -134,6 +152,8 @@ impl McpServer {
         Ok(HttpServer {
             listener,
             router,
+            listen: http.listen,
+            server: self,
             stop,
             sweeper,
         })
@@ -150,10 +170,11 @@ impl HttpServer {
         self.listener.local_addr()
     }
 
-    /// Serves until an I/O error stops the listener.
+    /// Serves until the process ends; accept errors (out of file
+    /// descriptors, for one) are retried, not returned.
     ///
     /// # Errors
-    /// [`Error::Io`] from the listener.
+    /// None today; the `Result` leaves room for a transport that can fail.
     ///
     /// # Cancel safety
     /// Dropping the future stops accepting connections and closes the MCP
@@ -162,13 +183,15 @@ impl HttpServer {
         self.run_until(std::future::pending()).await
     }
 
-    /// Serves until `shutdown` completes, then stops accepting connections
-    /// and closes the MCP sessions: their calls in flight are cancelled and
-    /// their event streams end. Returns once the open HTTP connections have
-    /// closed.
+    /// Serves until `shutdown` completes, then drains: calls in flight
+    /// finish and are answered (for at most the eval timeout and a few
+    /// seconds) while new calls are refused; then the MCP sessions close
+    /// (their event streams end), idle connections close, and new
+    /// connections are answered `503 draining` until the last open one has
+    /// closed, when this returns.
     ///
     /// # Errors
-    /// [`Error::Io`] from the listener.
+    /// As for [`HttpServer::run`].
     ///
     /// # Cancel safety
     /// As for [`HttpServer::run`].
@@ -176,18 +199,98 @@ impl HttpServer {
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), Error> {
-        // The graceful shutdown waits for every open response, and an
-        // event stream (a GET, or a call's SSE reply) ends only when its
-        // session is cancelled: cancel them as the shutdown begins.
+        // The drain waits for every open response, and an event stream
+        // (a GET, or a call's SSE reply) ends only when its session is
+        // cancelled: cancel them as the drain begins.
         let stop = self.stop.clone();
         let _guards = (self.stop.drop_guard(), self.sweeper.drop_guard());
-        axum::serve(self.listener, self.router)
-            .with_graceful_shutdown(async move {
-                shutdown.await;
-                stop.cancel();
-            })
-            .await?;
+        let (drain, draining) = tokio::sync::watch::channel(false);
+        let accept = moonbox_service::accept::serve(
+            self.listener,
+            self.router,
+            self.listen,
+            Places::new(self.listen.max_connections),
+            refusals(self.listen.max_connections),
+            draining,
+        );
+        tokio::pin!(accept);
+        tokio::pin!(shutdown);
+        tokio::select! {
+            () = &mut accept => return Ok(()),
+            () = &mut shutdown => {}
+        }
+        // Calls in flight finish and are answered; new ones are refused.
+        let server = self.server;
+        let finish = server.drain();
+        tokio::pin!(finish);
+        tokio::select! {
+            () = &mut accept => return Ok(()),
+            _ = &mut finish => {}
+        }
+        stop.cancel();
+        let _ = drain.send(true);
+        accept.await;
         Ok(())
+    }
+}
+
+/// What the accept loop answers a connection it will not serve.
+fn refusals(max: usize) -> Refusals {
+    let body = |kind: &str, message: String| {
+        serde_json::json!({"error": {"kind": kind, "message": message}}).to_string()
+    };
+    Refusals {
+        full: Refusal::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            body(
+                "too_many_connections",
+                format!(
+                    "the server holds {max} TCP connections open, its bound, and none is idle; try again shortly"
+                ),
+            ),
+            1,
+        ),
+        draining: Refusal::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            body(
+                "draining",
+                "the server is stopping and takes no new requests".to_owned(),
+            ),
+            1,
+        ),
+        // The MCP server keeps no metrics to count them in.
+        on_refused: Box::new(|_| {}),
+    }
+}
+
+/// The bound and the time limit of a request body.
+struct Bodies {
+    max: usize,
+    timeout: Duration,
+}
+
+/// Reads a request's body whole, within the message bound and the body
+/// timeout, before the MCP transport sees it: a client that sends a body
+/// slowly, or never finishes it, is answered `408` and holds memory only
+/// that long.
+///
+/// # Cancel safety
+/// Dropping it drops what was read.
+async fn read_body(State(bodies): State<Arc<Bodies>>, request: Request, next: Next) -> Response {
+    let (parts, body) = request.into_parts();
+    match moonbox_service::body::read(&parts.headers, body, bodies.max, bodies.timeout).await {
+        Ok(bytes) => {
+            next.run(Request::from_parts(parts, Body::from(bytes)))
+                .await
+        }
+        Err(e) => {
+            let status = match e {
+                BodyError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+                BodyError::Timeout { .. } => StatusCode::REQUEST_TIMEOUT,
+                _ => StatusCode::BAD_REQUEST,
+            };
+            (status, format!("{e}\n")).into_response()
+        }
     }
 }
 

@@ -1,5 +1,6 @@
 //! The MCP server: its tools, and how a call runs.
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -12,7 +13,7 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
-use tokio::sync::Semaphore;
+use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::config::ServerConfig;
@@ -54,7 +55,32 @@ struct Inner {
     /// up.
     admitted: Semaphore,
     tools: Vec<Tool>,
+    /// Set once the server stops: new calls are refused.
+    draining: AtomicBool,
+    /// Tool calls in flight.
+    in_flight: AtomicUsize,
+    /// Told when the last call in flight ends.
+    idle: Notify,
 }
+
+/// Counts a tool call in flight until dropped.
+struct InFlight(Arc<Inner>);
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        if self.0.in_flight.fetch_sub(1, Ordering::AcqRel) == 1 {
+            self.0.idle.notify_waiters();
+        }
+    }
+}
+
+/// How long a stop waits past the eval timeout for calls in flight (an
+/// upstream call or a session's start can add to the timeout).
+const DRAIN_GRACE: Duration = Duration::from_secs(5);
+
+/// How long an answer, once produced, is given to reach the client before
+/// a stop closes the transport.
+const ANSWER_SETTLE: Duration = Duration::from_millis(200);
 
 impl std::fmt::Debug for McpServer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -94,6 +120,9 @@ impl McpServer {
                 sandbox,
                 config,
                 tools,
+                draining: AtomicBool::new(false),
+                in_flight: AtomicUsize::new(0),
+                idle: Notify::new(),
             }),
         })
     }
@@ -119,22 +148,88 @@ impl McpServer {
     /// Dropping the future closes the connection and cancels the calls in
     /// flight; the sessions stay open in other clones of the server.
     pub async fn serve_stdio(self) -> Result<(), Error> {
+        self.serve_stdio_until(std::future::pending()).await
+    }
+
+    /// Stops taking calls and waits for those in flight to finish: a call
+    /// that arrives from now on is answered with an error that says the
+    /// server is stopping, and one in flight runs to its end (at most the
+    /// eval timeout and a few seconds). Returns how many were still running
+    /// when the wait ended.
+    ///
+    /// # Cancel safety
+    /// Dropping the future stops the wait; the server still refuses new
+    /// calls.
+    pub async fn drain(&self) -> usize {
+        self.inner.draining.store(true, Ordering::Release);
+        let wait = self.sandbox_timeout().saturating_add(DRAIN_GRACE);
+        let _ = tokio::time::timeout(wait, async {
+            loop {
+                let idle = self.inner.idle.notified();
+                if self.inner.in_flight.load(Ordering::Acquire) == 0 {
+                    break;
+                }
+                idle.await;
+            }
+        })
+        .await;
+        let left = self.inner.in_flight.load(Ordering::Acquire);
+        // The last answers go out through the transport's own tasks.
+        tokio::time::sleep(ANSWER_SETTLE).await;
+        left
+    }
+
+    /// Serves one client over standard input and output until it closes
+    /// the connection or `shutdown` completes; then [drains](Self::drain)
+    /// (calls in flight finish and are answered, new ones are refused) and
+    /// closes the connection.
+    ///
+    /// # Errors
+    /// [`Error::Protocol`] when the handshake fails or the connection
+    /// breaks.
+    ///
+    /// # Cancel safety
+    /// As for [`McpServer::serve_stdio`].
+    pub async fn serve_stdio_until(
+        self,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) -> Result<(), Error> {
         let sweeper = self.spawn_sweeper();
+        let running = self
+            .clone()
+            .serve(self.stdio_transport())
+            .await
+            .map_err(|e| Error::Protocol(e.to_string()))?;
+        let token = running.cancellation_token();
+        let waiting = running.waiting();
+        tokio::pin!(waiting);
+        tokio::pin!(shutdown);
+        let result = tokio::select! {
+            result = &mut waiting => result.map(drop),
+            () = &mut shutdown => {
+                self.drain().await;
+                token.cancel();
+                waiting.await.map(drop)
+            }
+        };
+        sweeper.cancel();
+        result.map_err(|e| Error::Protocol(e.to_string()))
+    }
+
+    /// Standard input and output as an MCP transport.
+    fn stdio_transport(
+        &self,
+    ) -> rmcp::transport::async_rw::AsyncRwTransport<
+        rmcp::RoleServer,
+        tokio::io::Stdin,
+        tokio::io::Stdout,
+    > {
         // A message may hold code and inputs at their bounds, escaped: the
         // same bound as an HTTP request body. A longer line is dropped and
         // answered with an error; the connection stays open.
         let (stdin, stdout) = rmcp::transport::io::stdio();
-        let transport = rmcp::transport::async_rw::AsyncRwTransport::<rmcp::RoleServer, _, _>::new(
-            stdin, stdout,
-        )
-        .with_max_line_length(self.max_message_bytes());
-        let running = self
-            .serve(transport)
-            .await
-            .map_err(|e| Error::Protocol(e.to_string()))?;
-        let result = running.waiting().await;
-        sweeper.cancel();
-        result.map(drop).map_err(|e| Error::Protocol(e.to_string()))
+        rmcp::transport::async_rw::AsyncRwTransport::<rmcp::RoleServer, _, _>::new(stdin, stdout)
+            .with_max_line_length(self.max_message_bytes())
     }
 
     /// Starts a task that closes idle sessions every so often, until the
@@ -733,6 +828,14 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        if self.inner.draining.load(Ordering::Acquire) {
+            return Err(ErrorData::internal_error(
+                "the server is stopping and takes no new calls; try again on another instance",
+                None,
+            ));
+        }
+        self.inner.in_flight.fetch_add(1, Ordering::AcqRel);
+        let _in_flight = InFlight(self.inner.clone());
         let args = request.arguments.unwrap_or_default();
         let result = match request.name.as_ref() {
             RUN_LUA => self.run_lua(args, &context).await,

@@ -881,3 +881,156 @@ async fn calls_without_a_session_wait_in_a_bounded_queue() {
     };
     assert_eq!(report(&after)["values"], json!(["ran"]));
 }
+
+/// Binds an HTTP server with `listen` and serves it until the returned
+/// sender fires (or is dropped).
+async fn serve_http(
+    limits: Limits,
+    http: HttpConfig,
+) -> (
+    std::net::SocketAddr,
+    tokio::sync::oneshot::Sender<()>,
+    tokio::task::JoinHandle<Result<(), Error>>,
+) {
+    let server = McpServer::new(sandbox(limits), ServerConfig::default()).unwrap();
+    let bound = server.bind_http(http).await.expect("binds");
+    let addr = bound.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let serving = tokio::spawn(bound.run_until(async {
+        let _ = stopped.await;
+    }));
+    (addr, stop, serving)
+}
+
+/// Reads until the server closes the connection (or 10 s pass): what it
+/// sent, and how long that took.
+async fn read_to_close(stream: &mut tokio::net::TcpStream) -> (String, Duration) {
+    let began = Instant::now();
+    let mut got = Vec::new();
+    let read = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut buf = [0u8; 4096];
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "the server kept the connection open");
+    (String::from_utf8_lossy(&got).into_owned(), began.elapsed())
+}
+
+#[tokio::test]
+async fn http_slow_headers_and_stalled_bodies_are_cut_off_at_their_timeouts() {
+    let listen = moonbox_service::ListenConfig::default()
+        .header_timeout(Duration::from_millis(300))
+        .body_timeout(Duration::from_millis(300));
+    let http = HttpConfig::new("127.0.0.1:0".parse().unwrap()).listen(listen);
+    let (addr, _stop, _serving) = serve_http(Limits::default(), http).await;
+
+    // Headers that never end: closed without an answer.
+    let mut slow = tokio::net::TcpStream::connect(addr).await.unwrap();
+    slow.write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        .await
+        .unwrap();
+    let (sent, took) = read_to_close(&mut slow).await;
+    assert_eq!(sent, "");
+    assert!(took >= Duration::from_millis(250), "closed after {took:?}");
+
+    // A body that never ends: 408, and the connection is let go.
+    let mut stalled = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stalled
+        .write_all(
+            b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+              Accept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{\"jsonrpc\":",
+        )
+        .await
+        .unwrap();
+    let (answer, took) = read_to_close(&mut stalled).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("did not arrive within 300 ms"), "{answer}");
+    assert!(
+        took >= Duration::from_millis(250),
+        "answered after {took:?}"
+    );
+}
+
+#[tokio::test]
+async fn http_tcp_connections_are_capped_and_idle_ones_make_room() {
+    let listen = moonbox_service::ListenConfig::default()
+        .max_connections(2)
+        .body_timeout(Duration::from_secs(3));
+    let http = HttpConfig::new("127.0.0.1:0".parse().unwrap()).listen(listen);
+    let (addr, _stop, _serving) = serve_http(Limits::default(), http).await;
+
+    // Two sockets that send nothing take both places, yet a client that
+    // sends a request gets in: the idlest makes room.
+    let mut idle = Vec::new();
+    for _ in 0..2 {
+        idle.push(tokio::net::TcpStream::connect(addr).await.unwrap());
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(post_initialize(addr, &[]).await, 200);
+
+    // With both places held by requests in progress, a new one is refused.
+    let mut busy = Vec::new();
+    for _ in 0..2 {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
+            .await
+            .unwrap();
+        busy.push(stream);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let refused = exchange(addr, "POST", &[], &initialize_body()).await;
+    assert_eq!(refused.status, 503, "{}", refused.head);
+    assert_eq!(refused.header("retry-after"), Some("1"));
+    let why = refused.body().await;
+    assert!(why.contains("\"kind\":\"too_many_connections\""), "{why}");
+}
+
+#[tokio::test]
+async fn http_a_stop_lets_a_call_in_flight_finish_and_refuses_new_ones() {
+    // A call that runs until its instruction limit, well within the
+    // timeout: cancelled, it would say so instead.
+    let limits = Limits {
+        max_instructions: 200_000_000,
+        timeout: Duration::from_secs(60),
+        ..Limits::default()
+    };
+    let (addr, stop, serving) =
+        serve_http(limits, HttpConfig::new("127.0.0.1:0".parse().unwrap())).await;
+    let id = http_connect(addr).await;
+    let call = |n: u32| {
+        json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+               "params": {"name": "run_lua", "arguments": {"code": "while true do end"}}})
+        .to_string()
+    };
+    let first = {
+        let (id, body) = (id.clone(), call(3));
+        tokio::spawn(async move {
+            let answer = exchange(addr, "POST", &[("Mcp-Session-Id", &id)], &body).await;
+            (answer.status, answer.body().await)
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    stop.send(()).expect("the server is running");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+
+    // A call sent during the stop is refused with a reason.
+    let refused = exchange(addr, "POST", &[("Mcp-Session-Id", &id)], &call(4)).await;
+    let why = refused.body().await;
+    assert!(why.contains("the server is stopping"), "{why}");
+
+    let (status, body) = first.await.unwrap();
+    assert_eq!(status, 200);
+    assert!(body.contains("instruction_limit"), "{body}");
+    assert!(!body.contains("cancelled"), "{body}");
+    tokio::time::timeout(Duration::from_secs(30), serving)
+        .await
+        .expect("run_until returns")
+        .expect("the server task did not panic")
+        .expect("the server stopped without an error");
+}
