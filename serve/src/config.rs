@@ -51,6 +51,16 @@ pub struct ServeConfig {
     /// a longer body is refused (413). Default
     /// [`ServeConfig::DEFAULT_MAX_BODY_BYTES`].
     pub max_body_bytes: usize,
+    /// Bytes of one answer's JSON; past it the answer is `413
+    /// reply_too_large`, with the report minus its values. Default
+    /// [`ServeConfig::DEFAULT_MAX_REPLY_BYTES`].
+    pub max_reply_bytes: usize,
+    /// Bytes that answers larger than 64 KiB may hold at once, from when
+    /// they are encoded until their clients have taken them (or the write
+    /// timeout has cut them off); an answer that does not fit is `503
+    /// replies_busy`, with the report minus its values. Default
+    /// [`ServeConfig::DEFAULT_REPLY_MEMORY`].
+    pub reply_memory: usize,
     /// On shutdown, how long evals in flight may run on before they are
     /// cancelled. Default [`ServeConfig::DEFAULT_DRAIN_TIMEOUT`].
     pub drain_timeout: Duration,
@@ -90,6 +100,15 @@ impl ServeConfig {
     pub const DEFAULT_MAX_BODY_BYTES: usize = 8 << 20;
     /// Most [`ServeConfig::max_body_bytes`] (and code bytes).
     pub const MAX_MAX_BODY_BYTES: usize = 1 << 30;
+    /// Default [`ServeConfig::max_reply_bytes`].
+    pub const DEFAULT_MAX_REPLY_BYTES: usize = 16 << 20;
+    /// Least [`ServeConfig::max_reply_bytes`].
+    pub const MIN_MAX_REPLY_BYTES: usize = 64 << 10;
+    /// Default [`ServeConfig::reply_memory`].
+    pub const DEFAULT_REPLY_MEMORY: usize = 256 << 20;
+    /// Most [`ServeConfig::max_reply_bytes`] and
+    /// [`ServeConfig::reply_memory`].
+    pub const MAX_REPLY_MEMORY: usize = 1 << 40;
     /// Default [`ServeConfig::drain_timeout`].
     pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
     /// Most [`ServeConfig::drain_timeout`].
@@ -108,6 +127,8 @@ impl ServeConfig {
             session_ttl: Self::DEFAULT_SESSION_TTL,
             max_code_bytes: Self::DEFAULT_MAX_CODE_BYTES,
             max_body_bytes: Self::DEFAULT_MAX_BODY_BYTES,
+            max_reply_bytes: Self::DEFAULT_MAX_REPLY_BYTES,
+            reply_memory: Self::DEFAULT_REPLY_MEMORY,
             drain_timeout: Self::DEFAULT_DRAIN_TIMEOUT,
             listen: ListenConfig::default(),
         }
@@ -164,6 +185,18 @@ impl ServeConfig {
     /// Sets [`ServeConfig::max_body_bytes`].
     pub fn max_body_bytes(mut self, n: usize) -> Self {
         self.max_body_bytes = n;
+        self
+    }
+
+    /// Sets [`ServeConfig::max_reply_bytes`].
+    pub fn max_reply_bytes(mut self, n: usize) -> Self {
+        self.max_reply_bytes = n;
+        self
+    }
+
+    /// Sets [`ServeConfig::reply_memory`].
+    pub fn reply_memory(mut self, n: usize) -> Self {
+        self.reply_memory = n;
         self
     }
 
@@ -259,6 +292,22 @@ impl ServeConfig {
         self.listen
             .validate()
             .map_err(|e| Error::Config(e.to_string()))?;
+        if !(Self::MIN_MAX_REPLY_BYTES..=Self::MAX_REPLY_MEMORY).contains(&self.max_reply_bytes) {
+            return Err(Error::Config(format!(
+                "max_reply_bytes is {}; use {} to {}",
+                self.max_reply_bytes,
+                Self::MIN_MAX_REPLY_BYTES,
+                Self::MAX_REPLY_MEMORY
+            )));
+        }
+        if !(self.max_reply_bytes..=Self::MAX_REPLY_MEMORY).contains(&self.reply_memory) {
+            return Err(Error::Config(format!(
+                "reply_memory is {}; use max_reply_bytes ({}) to {}, so that an answer at its bound fits",
+                self.reply_memory,
+                self.max_reply_bytes,
+                Self::MAX_REPLY_MEMORY
+            )));
+        }
         if self.max_code_bytes > self.max_body_bytes {
             return Err(Error::Config(format!(
                 "max_code_bytes ({}) is more than max_body_bytes ({}), so code at its bound could never arrive; raise max_body_bytes",
@@ -308,6 +357,15 @@ mod tests {
         assert!(refused(local().header_timeout(Duration::ZERO)).contains("header_timeout"));
         assert!(refused(local().body_timeout(Duration::from_secs(601))).contains("body_timeout"));
         assert!(refused(local().write_timeout(Duration::ZERO)).contains("write_timeout"));
+        assert!(refused(local().max_reply_bytes(1000)).contains("max_reply_bytes"));
+        assert!(refused(local().reply_memory(1 << 20)).contains("reply_memory"));
+        assert!(
+            local()
+                .max_reply_bytes(1 << 20)
+                .reply_memory(1 << 20)
+                .validate()
+                .is_ok()
+        );
         assert!(
             local()
                 .max_connections(1)

@@ -59,6 +59,10 @@ pub(crate) struct ApiError {
     pub(crate) kind: &'static str,
     pub(crate) message: String,
     pub(crate) retry_after: Option<Duration>,
+    /// The report of an eval that ran but whose answer could not be sent
+    /// whole (its values dropped), so that what it wrote and cost is not
+    /// lost.
+    pub(crate) report: Option<serde_json::Value>,
 }
 
 impl ApiError {
@@ -68,6 +72,7 @@ impl ApiError {
             kind,
             message: message.into(),
             retry_after: None,
+            report: None,
         }
     }
 
@@ -80,13 +85,24 @@ impl ApiError {
         self
     }
 
-    /// The JSON body: `{"error": {"kind", "message", "retry_after_secs"?}}`.
+    /// Attaches the report of the eval that ran.
+    pub(crate) fn with_report(mut self, report: serde_json::Value) -> Self {
+        self.report = Some(report);
+        self
+    }
+
+    /// The JSON body: `{"error": {"kind", "message", "retry_after_secs"?},
+    /// "report"?}`.
     pub(crate) fn body(&self) -> serde_json::Value {
         let mut error = json!({"kind": self.kind, "message": self.message});
         if let Some(after) = self.retry_after {
             error["retry_after_secs"] = json!(retry_secs(after));
         }
-        json!({ "error": error })
+        let mut body = json!({ "error": error });
+        if let Some(report) = &self.report {
+            body["report"] = report.clone();
+        }
+        body
     }
 }
 

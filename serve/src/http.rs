@@ -22,6 +22,7 @@ use moonbox_service::body::BodyError;
 
 use crate::error::{ApiError, Error};
 use crate::nats::Worker;
+use crate::reply;
 use crate::service::{Arrival, Caller, Server, sweep};
 
 /// How long responses cut short by a drain's cancel have to be written.
@@ -214,11 +215,37 @@ fn refuse(server: &Server, e: ApiError) -> Response {
     e.into_response()
 }
 
-/// The answer to an operation: its value with `ok`, or the refusal.
+/// The answer to an operation: its value with `ok`, within the reply
+/// bound and the memory for answers, or the refusal.
 fn answer(server: &Server, ok: StatusCode, result: Result<Value, ApiError>) -> Response {
-    match result {
-        Ok(value) => json_response(ok, &value),
-        Err(e) => refuse(server, e),
+    let value = match result {
+        Ok(value) => value,
+        Err(e) => return refuse(server, e),
+    };
+    let max = server.config().max_reply_bytes;
+    let bytes = match reply::encode(&value, max, "--max-reply-bytes") {
+        Ok(bytes) => bytes,
+        Err(e) => return refuse(server, e),
+    };
+    match server.inner.replies.hold(bytes) {
+        Ok(bytes) => (
+            ok,
+            [(header::CONTENT_TYPE, "application/json")],
+            Body::from(bytes),
+        )
+            .into_response(),
+        Err(_) => {
+            let e = ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "replies_busy",
+                format!(
+                    "the server holds as many large answers for slow clients as --reply-memory ({} bytes) allows, so this one's values were dropped; try again shortly",
+                    server.config().reply_memory
+                ),
+            )
+            .retry_after(Duration::from_secs(1));
+            refuse(server, reply::with_report(e, &value, max))
+        }
     }
 }
 

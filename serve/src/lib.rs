@@ -42,6 +42,7 @@ mod keys;
 mod metrics;
 mod nats;
 mod quota;
+mod reply;
 mod service;
 mod sessions;
 

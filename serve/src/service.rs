@@ -18,6 +18,7 @@ use crate::admission::{Admission, Turn};
 use crate::api::{self, EvalBody, LimitsBody, OpenBody, SessionEvalBody};
 use crate::config::ServeConfig;
 use moonbox_service::accept::{Places, Refusal, Refusals, Refused};
+use moonbox_service::reply::Budget;
 
 use crate::error::{ApiError, Error, retry_secs};
 use crate::metrics::{Gauges, Metrics};
@@ -68,6 +69,8 @@ pub(crate) struct Inner {
     readers: Arc<Semaphore>,
     /// The places of the HTTP connections open at once.
     pub(crate) connections: Places,
+    /// The memory for large answers being sent.
+    pub(crate) replies: Budget,
 }
 
 /// Bodies read at once past the running and queued bounds: room for
@@ -192,6 +195,7 @@ impl Server {
                         .saturating_add(SPARE_READERS),
                 )),
                 connections: Places::new(config.listen.max_connections),
+                replies: Budget::new(config.reply_memory),
                 sandbox,
                 config,
             }),

@@ -930,7 +930,11 @@ async fn at_the_connection_cap_the_idlest_connection_makes_room_for_a_health_pro
 #[tokio::test]
 async fn a_client_that_does_not_read_its_answer_is_cut_off_at_the_write_timeout() {
     use tokio::io::AsyncWriteExt;
-    let server = start(local().write_timeout(Duration::from_millis(500))).await;
+    let config = local()
+        .write_timeout(Duration::from_millis(500))
+        .max_reply_bytes(64 << 20)
+        .reply_memory(64 << 20);
+    let server = start(config).await;
     server.wait_for("moonbox_http_connections 1").await;
     // A short request whose answer (about 25 MB of JSON) is far more than
     // the sockets' buffers hold, from a client that never reads.
@@ -1022,5 +1026,92 @@ async fn a_body_that_does_not_arrive_in_time_gets_408() {
         took >= Duration::from_millis(250),
         "answered after {took:?}"
     );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn an_answer_past_the_reply_bound_is_refused_with_the_report_minus_its_values() {
+    let server = start(local().max_reply_bytes(64 << 10)).await;
+    let (status, _, body) = server
+        .post(
+            "/v1/eval",
+            json!({"code": "print('made it') return string.rep('x', 100000)"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+    assert_eq!(kind(&body), "reply_too_large");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--max-reply-bytes (65536 bytes)"),
+        "{body}"
+    );
+    // What the eval wrote and cost is kept.
+    assert_eq!(body["report"]["values"], json!([]));
+    assert_eq!(body["report"]["output"], "made it\n");
+    assert!(body["report"]["stats"]["instructions"].as_u64().unwrap() > 0);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn clients_that_do_not_read_hold_no_more_than_the_reply_memory() {
+    use tokio::io::AsyncWriteExt;
+    let config = local()
+        .max_reply_bytes(16 << 20)
+        .reply_memory(16 << 20)
+        .write_timeout(Duration::from_secs(20));
+    let server = start(config).await;
+    // An answer of 15 MB, more than the sockets' buffers take, for a
+    // client that never reads: it holds most of the memory for answers.
+    let big = json!({"code": "return string.rep('x', 15000000)"}).to_string();
+    let mut holder = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    holder
+        .write_all(
+            format!(
+                "POST /v1/eval HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n{big}",
+                big.len()
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    server
+        .wait_for("moonbox_evals_total{kind=\"eval\",outcome=\"ok\"} 1")
+        .await;
+
+    // A second large answer does not fit: refused, with its report.
+    let (status, _, body) = server
+        .post(
+            "/v1/eval",
+            json!({"code": "print('second') return string.rep('x', 15000000)"}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+    assert_eq!(kind(&body), "replies_busy");
+    assert_eq!(body["report"]["output"], "second\n");
+    assert_eq!(body["report"]["values"], json!([]));
+
+    // A small answer always fits.
+    let (status, _, body) = server.post("/v1/eval", json!({"code": "return 1"})).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    // Once the holder goes, the memory is free again.
+    drop(holder);
+    let began = Instant::now();
+    loop {
+        let (status, _, body) = server
+            .post(
+                "/v1/eval",
+                json!({"code": "return string.rep('x', 15000000)"}),
+            )
+            .await;
+        if status == StatusCode::OK {
+            assert_eq!(body["values"][0].as_str().map(str::len), Some(15_000_000));
+            break;
+        }
+        assert!(began.elapsed() < Duration::from_secs(10), "{body}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
     server.stop().await;
 }

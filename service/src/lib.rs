@@ -7,7 +7,9 @@
 //! - [`accept::serve`]: the accept loop that enforces them, closes the
 //!   connection idle longest when the cap is reached, and answers new
 //!   connections during a drain instead of resetting them;
-//! - [`body::read`]: a request body read within a size and a time bound.
+//! - [`body::read`]: a request body read within a size and a time bound;
+//! - [`reply::Budget`]: the memory for answers being sent, shared by every
+//!   connection.
 //!
 //! The crate knows HTTP and nothing of Lua, MCP or the HTTP API: each
 //! server is a protocol adapter over it.
@@ -19,5 +21,6 @@ pub mod accept;
 pub mod body;
 mod config;
 mod io;
+pub mod reply;
 
 pub use config::{ConfigError, ListenConfig};

@@ -911,3 +911,44 @@ async fn the_client_refuses_bad_claims_and_says_when_none_is_answered() {
     );
     assert_eq!(answering.await.unwrap(), 5);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server; run with `just nats-test`"]
+async fn past_max_payload_a_call_fails_alone_and_an_answer_keeps_its_report() {
+    let nats = NatsServer::start(Some("max_payload: 65536\n"));
+    let _secret = serve_secret(NatsConfig::new(&nats.url)).await;
+    let worker = Worker::start(&nats.url, &["--remote-capability", "secret.get"]);
+    let remote = remote(&nats.url).await;
+    let mut session = remote.session().await.unwrap();
+
+    // Arguments past max_payload fail that call, with the reason, and the
+    // worker stays on the bus: the session answers at once.
+    let report = session
+        .eval("local ok, e = pcall(secret.get, string.rep('x', 100000)) return ok, e")
+        .await
+        .unwrap();
+    assert_eq!(report.values[0], json!(false), "{report:?}");
+    let why = report.values[1].as_str().unwrap();
+    assert!(why.contains("max_payload (65536 bytes)"), "{why}");
+    let report = session.eval("return secret.get('db')").await.unwrap();
+    assert_eq!(report.values, [json!("s3cret-for-db")]);
+
+    // An answer past max_payload is refused with the report minus its
+    // values: what the script printed and cost is kept.
+    let refused = remote
+        .eval("print('made it') return string.rep('x', 100000)")
+        .await
+        .unwrap_err();
+    let RemoteError::Refused { kind, report, .. } = refused else {
+        panic!("{refused}");
+    };
+    assert_eq!(kind, "reply_too_large");
+    let report = report.expect("the report is kept");
+    assert_eq!(report.output, "made it\n");
+    assert!(report.values.is_empty());
+    let (_, log) = {
+        worker.signal("-TERM");
+        worker.wait()
+    };
+    assert!(!log.to_lowercase().contains("disconnect"), "{log}");
+}

@@ -76,8 +76,16 @@ async fn call(
     while args.last() == Some(&Value::Null) {
         args.pop();
     }
-    let payload = serde_json::to_vec(&args)
-        .map_err(|e| CapabilityError::new(format!("cannot send the arguments: {e}")))?;
+    // The NATS server closes the connection of a client that publishes
+    // past its max_payload, which would take the worker (and every eval
+    // on it) off the bus while it reconnects: such a call fails here, and
+    // only the call.
+    let max = client.server_info().max_payload;
+    let payload = crate::reply::within(&Value::Array(args), max).ok_or_else(|| {
+        CapabilityError::new(format!(
+            "the arguments of {name} are larger than the NATS server's max_payload ({max} bytes); pass less, or raise max_payload"
+        ))
+    })?;
     // The call's own timeout, whatever the client's default.
     let request = client.send_request(
         subject.clone(),

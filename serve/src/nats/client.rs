@@ -38,6 +38,10 @@ pub enum RemoteError {
         message: String,
         /// When trying again later can succeed, after how long.
         retry_after: Option<Duration>,
+        /// The report of an eval that ran but whose answer could not be
+        /// sent whole (`reply_too_large`): its values are dropped, what it
+        /// wrote and cost are kept.
+        report: Option<Box<moonbox::Report>>,
     },
     /// No answer within the client's timeout: the worker may have stopped
     /// mid-eval.
@@ -337,6 +341,10 @@ impl RemoteSandbox {
                     .get("retry_after_secs")
                     .and_then(Value::as_u64)
                     .map(Duration::from_secs),
+                report: answer
+                    .get("report")
+                    .and_then(|r| serde_json::from_value(r.clone()).ok())
+                    .map(Box::new),
             });
         }
         Ok(answer)

@@ -303,7 +303,11 @@ pub(crate) fn refused(e: &ApiError) -> Value {
     if let Some(after) = e.retry_after {
         refused["retry_after_secs"] = json!(retry_secs(after));
     }
-    json!({ "refused": refused })
+    let mut answer = json!({ "refused": refused });
+    if let Some(report) = &e.report {
+        answer["report"] = report.clone();
+    }
+    answer
 }
 
 #[cfg(test)]

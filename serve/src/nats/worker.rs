@@ -449,24 +449,26 @@ impl Worker {
         })
     }
 
-    /// Sends an answer; one larger than the bus carries becomes a refusal
-    /// that says so, so that the client never waits for nothing.
+    /// Sends an answer; one larger than the bus carries becomes the
+    /// refusal `reply_too_large` with the report minus its values, so that
+    /// the client never waits for nothing and learns what the eval wrote
+    /// and cost.
     async fn publish(&self, server: &Server, reply: async_nats::Subject, answer: Value) {
-        let mut bytes = Bytes::from(answer.to_string());
         let max = self.client.server_info().max_payload;
-        if bytes.len() > max {
-            let e = ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "reply_too_large",
-                format!(
-                    "the answer is {} bytes, more than the NATS server's max_payload ({max}); lower max_output_bytes or raise max_payload",
-                    bytes.len()
-                ),
-            );
-            server.count_refused(&e);
-            bytes = Bytes::from(refused(&e).to_string());
-        }
-        if let Err(e) = self.client.publish(reply, bytes).await {
+        // A refusal is a few bytes longer on the bus than over HTTP (its
+        // status is a field): leave it room.
+        let bytes = match crate::reply::encode(
+            &answer,
+            max.saturating_sub(64),
+            "the NATS server's max_payload",
+        ) {
+            Ok(bytes) => bytes,
+            Err(e) => {
+                server.count_refused(&e);
+                refused(&e).to_string().into_bytes()
+            }
+        };
+        if let Err(e) = self.client.publish(reply, Bytes::from(bytes)).await {
             tracing::warn!(worker = %self.id, error = %e, "cannot send an answer");
         }
     }
