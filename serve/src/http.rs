@@ -366,27 +366,28 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
 /// `body_too_large` (413) past the bound, `overloaded` (429) when the
 /// server reads as many bodies as it may, `body_timeout` (408) when the
 /// body is late, `bad_request` (400) when the connection fails.
-async fn read_body(server: &Server, body: Body, headers: &HeaderMap) -> Result<Bytes, ApiError> {
-    // A body is read only with a place among the bounded readers, and
-    // within a time bound: a slow or stalled sender holds neither memory
-    // nor a drain for long.
-    let _reading = server.start_reading().ok_or_else(|| {
-        ApiError::new(
-            StatusCode::TOO_MANY_REQUESTS,
-            "overloaded",
-            "the server is reading as many request bodies as it may; try again later",
-        )
-        .retry_after(Duration::from_secs(1))
-    })?;
+async fn read_body(
+    server: &Server,
+    caller: &Caller,
+    body: Body,
+    headers: &HeaderMap,
+) -> Result<Bytes, ApiError> {
+    // A body is read only once its tenant has quota left, with a place
+    // among the bounded readers (a tenant holds a quarter of them at most),
+    // and within a time bound: a slow or stalled sender holds neither
+    // memory nor a drain for long, and pays for the time in its quota.
+    let _reading = server.start_reading(caller)?;
+    let began = std::time::Instant::now();
     let config = server.config();
-    moonbox_service::body::read(
+    let read = moonbox_service::body::read(
         headers,
         body,
         config.max_body_bytes,
         config.listen.body_timeout,
     )
-    .await
-    .map_err(|e| {
+    .await;
+    server.charge_reading(caller, began.elapsed());
+    read.map_err(|e| {
         let (status, kind) = match e {
             BodyError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large"),
             BodyError::Timeout { .. } => (StatusCode::REQUEST_TIMEOUT, "body_timeout"),
@@ -413,7 +414,7 @@ async fn take(server: &Server, request: Request) -> Result<(Caller, Bytes), ApiE
     // nothing.
     server.check_open()?;
     let (parts, body) = request.into_parts();
-    let bytes = read_body(server, body, &parts.headers).await?;
+    let bytes = read_body(server, &caller, body, &parts.headers).await?;
     Ok((caller, bytes))
 }
 

@@ -28,6 +28,10 @@ pub const MAX_TENANTS: usize = 10_000;
 /// The longest tenant name.
 pub const MAX_TENANT_NAME: usize = 64;
 
+/// The wall-time quota of a tenant whose entry sets none: one core's
+/// minute per minute.
+pub const DEFAULT_WALL_MS_PER_MINUTE: u64 = 60_000;
+
 /// One tenant: a name (in logs, never the key) and its quota.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -41,7 +45,11 @@ pub struct Tenant {
     #[serde(default)]
     pub instructions_per_minute: Option<u64>,
     /// Milliseconds of eval wall time per minute, summed over the tenant's
-    /// evals (so two evals at once count twice); `None` for no quota.
+    /// evals (so two evals at once count twice), and the time its request
+    /// bodies took to arrive. Every tenant has one: left out of the file,
+    /// it is [`DEFAULT_WALL_MS_PER_MINUTE`], since the instruction count
+    /// misses work inside one C call (a backtracking pattern) and cannot
+    /// bound CPU alone.
     #[serde(default)]
     pub wall_ms_per_minute: Option<u64>,
 }
@@ -150,10 +158,13 @@ impl Keys {
                 }
             }
         }
-        Ok(Keys {
-            tenants: file.tenants,
-            by_digest,
-        })
+        let mut tenants = file.tenants;
+        for tenant in &mut tenants {
+            tenant
+                .wall_ms_per_minute
+                .get_or_insert(DEFAULT_WALL_MS_PER_MINUTE);
+        }
+        Ok(Keys { tenants, by_digest })
     }
 
     /// The tenant whose key this is.
@@ -192,6 +203,23 @@ mod tests {
 
     fn file(tenants: &str) -> Result<Keys, String> {
         Keys::parse(format!(r#"{{"tenants": [{tenants}]}}"#).as_bytes())
+    }
+
+    #[test]
+    fn every_tenant_has_a_wall_time_quota_by_default() {
+        let digest = Keys::digest_hex("k-0123456789abcdef");
+        let keys = file(&format!(
+            r#"{{"name": "a", "key_sha256": "{digest}"}},
+               {{"name": "b", "key_sha256": "{}", "wall_ms_per_minute": 5}}"#,
+            Keys::digest_hex("other-0123456789abcdef")
+        ))
+        .unwrap();
+        assert_eq!(
+            keys.tenants()[0].wall_ms_per_minute,
+            Some(DEFAULT_WALL_MS_PER_MINUTE)
+        );
+        assert_eq!(keys.tenants()[0].instructions_per_minute, None);
+        assert_eq!(keys.tenants()[1].wall_ms_per_minute, Some(5));
     }
 
     fn tenant(name: &str, key: &str) -> String {

@@ -42,6 +42,7 @@ mod keys;
 mod metrics;
 mod nats;
 mod quota;
+mod readers;
 mod reply;
 mod service;
 mod sessions;
@@ -49,7 +50,9 @@ mod sessions;
 pub use config::ServeConfig;
 pub use error::Error;
 pub use http::Bound;
-pub use keys::{Keys, MAX_KEYS_FILE_BYTES, MAX_TENANT_NAME, MAX_TENANTS, Tenant};
+pub use keys::{
+    DEFAULT_WALL_MS_PER_MINUTE, Keys, MAX_KEYS_FILE_BYTES, MAX_TENANT_NAME, MAX_TENANTS, Tenant,
+};
 pub use nats::{
     CLAIM_HEADER, CLAIM_USE_WITHIN, DEFAULT_PREFIX, NatsAuth, NatsConfig, RemoteError,
     RemoteSandbox, RemoteSession, Worker, remote_capability,

@@ -165,6 +165,46 @@ impl Quotas {
         })
     }
 
+    /// Whether `tenant` has anything left: every bucket holds at least one
+    /// unit; else how long until it does, and which quota is spent.
+    /// Checked before a body is read, so that a tenant past its quota costs
+    /// the server nothing more.
+    pub(crate) fn check(&self, tenant: &str) -> Result<(), (Duration, &'static str)> {
+        let Some(buckets) = self.tenants.get(tenant) else {
+            return Ok(());
+        };
+        let mut guard = buckets.lock().unwrap_or_else(PoisonError::into_inner);
+        let buckets = &mut *guard;
+        let now = Instant::now();
+        let mut wait = (Duration::ZERO, "");
+        for (bucket, what) in [
+            (&mut buckets.instructions, "instructions_per_minute"),
+            (&mut buckets.wall_ms, "wall_ms_per_minute"),
+        ] {
+            if let Some(bucket) = bucket {
+                bucket.refill(now);
+                let until = bucket.wait(1);
+                if until > wait.0 {
+                    wait = (until, what);
+                }
+            }
+        }
+        if wait.0.is_zero() { Ok(()) } else { Err(wait) }
+    }
+
+    /// Charges `tenant` wall time spent on its behalf outside an eval (a
+    /// body that was slow to arrive), which may leave its bucket in debt.
+    pub(crate) fn charge_wall(&self, tenant: &str, wall: Duration) {
+        let Some(buckets) = self.tenants.get(tenant) else {
+            return;
+        };
+        let mut guard = buckets.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(bucket) = &mut guard.wall_ms {
+            bucket.refill(Instant::now());
+            bucket.settle(millis(wall), 0);
+        }
+    }
+
     /// Puts back what a reservation of `worst` took and the eval did not
     /// use.
     fn give_back(&self, tenant: &str, worst: Usage, used: Usage) {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 use axum::http::StatusCode;
 use moonbox::{CancelHandle, EvalError, EvalOutput, Limits, Report, Sandbox, Script, Session};
 use serde_json::{Value, json};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
 use tracing::Instrument;
 
 use crate::admission::{Admission, Turn};
@@ -23,7 +23,21 @@ use moonbox_service::reply::Budget;
 use crate::error::{ApiError, Error, retry_secs};
 use crate::metrics::{Gauges, Metrics};
 use crate::quota::{Quotas, Reserved};
+use crate::readers::{Full, Readers, Reading};
 use crate::sessions::Sessions;
+
+/// The refusal of a tenant whose quota `what` is spent for `wait`.
+fn quota_exceeded(name: &str, what: &str, wait: Duration) -> ApiError {
+    ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        "quota_exceeded",
+        format!(
+            "tenant '{name}' has used its {what} quota; it refills in {} ms",
+            wait.as_millis()
+        ),
+    )
+    .retry_after(wait)
+}
 
 /// The refusal of new work while the server drains.
 fn draining() -> ApiError {
@@ -66,7 +80,7 @@ pub(crate) struct Inner {
     draining: AtomicBool,
     running: Running,
     /// Bounds the HTTP request bodies being read at once.
-    readers: Arc<Semaphore>,
+    readers: Readers,
     /// The places of the HTTP connections open at once.
     pub(crate) connections: Places,
     /// The memory for large answers being sent.
@@ -188,12 +202,12 @@ impl Server {
                 metrics: Metrics::default(),
                 draining: AtomicBool::new(false),
                 running: Running::default(),
-                readers: Arc::new(Semaphore::new(
+                readers: Readers::new(
                     config
                         .max_running
                         .saturating_add(config.max_queued)
                         .saturating_add(SPARE_READERS),
-                )),
+                ),
                 connections: Places::new(config.listen.max_connections),
                 replies: Budget::new(config.reply_memory),
                 sandbox,
@@ -245,9 +259,41 @@ impl Server {
         }
     }
 
-    /// A place to read a request body, or `None` when all are taken.
-    pub(crate) fn start_reading(&self) -> Option<OwnedSemaphorePermit> {
-        self.inner.readers.clone().try_acquire_owned().ok()
+    /// A place to read a request body of `caller`, once its tenant has
+    /// quota left.
+    ///
+    /// # Errors
+    /// `quota_exceeded` (429) when a quota of the tenant is spent;
+    /// `overloaded` (429) when every place, or the tenant's share (a
+    /// quarter), is taken.
+    pub(crate) fn start_reading(&self, caller: &Caller) -> Result<Reading, ApiError> {
+        if let Some(name) = caller.name() {
+            self.inner
+                .quotas
+                .check(name)
+                .map_err(|(wait, what)| quota_exceeded(name, what, wait))?;
+        }
+        self.inner.readers.start(caller.0.as_ref()).map_err(|full| {
+            let message = match full {
+                Full::All => {
+                    "the server is reading as many request bodies as it may; try again later"
+                        .to_owned()
+                }
+                Full::Tenant(n) => format!(
+                    "this tenant is sending {n} request bodies at once, its share of the server's places; finish one first"
+                ),
+            };
+            ApiError::new(StatusCode::TOO_MANY_REQUESTS, "overloaded", message)
+                .retry_after(Duration::from_secs(1))
+        })
+    }
+
+    /// Charges `caller` the time its body took to arrive, so that slow
+    /// bodies cost their own tenant's quota.
+    pub(crate) fn charge_reading(&self, caller: &Caller, took: Duration) {
+        if let Some(name) = caller.name() {
+            self.inner.quotas.charge_wall(name, took);
+        }
     }
 
     /// The bound on a request body, on every transport.
@@ -306,17 +352,7 @@ impl Server {
             .quotas
             .admit(name, limits.max_instructions, limits.timeout)
             .map(Some)
-            .map_err(|(wait, what)| {
-                ApiError::new(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "quota_exceeded",
-                    format!(
-                        "tenant '{name}' has used its {what} quota; it refills in {} ms",
-                        wait.as_millis()
-                    ),
-                )
-                .retry_after(wait)
-            })
+            .map_err(|(wait, what)| quota_exceeded(name, what, wait))
     }
 
     /// Admits an eval under `limits`: its tenant's quota, then a turn to

@@ -1115,3 +1115,139 @@ async fn clients_that_do_not_read_hold_no_more_than_the_reply_memory() {
     }
     server.stop().await;
 }
+
+/// Sends a request's headers with `key` and part of its body, so that the
+/// body stays unfinished.
+async fn stalled_body(server: &Running, key: &str) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    stream
+        .write_all(
+            format!(
+                "POST /v1/eval HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\nContent-Length: 100\r\n\r\n{{\"code\":"
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    stream
+}
+
+#[tokio::test]
+async fn one_tenant_stalling_bodies_cannot_lock_another_out() {
+    let keys = json!({"tenants": [
+        {"name": "attacker", "key_sha256": Keys::digest_hex("attacker-key-0123456789")},
+        {"name": "honest", "key_sha256": Keys::digest_hex("honest-key-0123456789")},
+    ]});
+    let keys = Keys::parse(keys.to_string().as_bytes()).unwrap();
+    // 1 + 3 + 64 reading places; a tenant holds a quarter, 17.
+    let config = local()
+        .keys(keys)
+        .max_running(1)
+        .max_queued(3)
+        .body_timeout(Duration::from_secs(5));
+    let server = start(config).await;
+    let mut stalled = Vec::new();
+    for _ in 0..17 {
+        stalled.push(stalled_body(&server, "attacker-key-0123456789").await);
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let eval = |key: &str| {
+        server
+            .client
+            .post(server.url("/v1/eval"))
+            .bearer_auth(key)
+            .body(json!({"code": "return 1"}).to_string())
+    };
+    // The attacker's next body is refused: it holds its share.
+    let (status, _, body) = server.send(eval("attacker-key-0123456789")).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    assert_eq!(kind(&body), "overloaded");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("17 request bodies at once"),
+        "{body}"
+    );
+    // The honest tenant is served all along.
+    for _ in 0..5 {
+        let (status, _, body) = server.send(eval("honest-key-0123456789")).await;
+        assert_eq!(
+            (status, body["values"].clone()),
+            (StatusCode::OK, json!([1]))
+        );
+    }
+    drop(stalled);
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn slow_bodies_are_charged_to_their_tenant_which_is_then_refused_unread() {
+    use tokio::io::AsyncWriteExt;
+    let server = start(local().keys(keys())).await;
+    // tiny's 200 ms a minute would admit this eval, but its body takes
+    // 400 ms to arrive, which the quota pays first.
+    let body = json!({"code": "return 1"}).to_string();
+    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
+    let head = format!(
+        "POST /v1/eval HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer tiny-key-0123456789\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(&body.as_bytes()[..5]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    stream.write_all(&body.as_bytes()[5..]).await.unwrap();
+    let (answer, _) = read_to_close_or_answer(&mut stream).await;
+    assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
+    assert!(answer.contains("wall_ms_per_minute"), "{answer}");
+
+    // In debt, its next request is refused at once, its body never read
+    // (it never finishes sending it).
+    let mut stream = stalled_body(&server, "tiny-key-0123456789").await;
+    let (answer, took) = read_to_close_or_answer(&mut stream).await;
+    assert!(answer.starts_with("HTTP/1.1 429"), "{answer}");
+    assert!(answer.contains("quota_exceeded"), "{answer}");
+    assert!(took < Duration::from_secs(5), "answered after {took:?}");
+    // Another tenant is not affected.
+    let (status, _, _) = server
+        .send(
+            server
+                .client
+                .post(server.url("/v1/eval"))
+                .bearer_auth(ACME_KEY)
+                .body(json!({"code": "return 1"}).to_string()),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    server.stop().await;
+}
+
+/// Reads until a whole answer of known length has arrived or the server
+/// closes the connection (or 10 s pass).
+async fn read_to_close_or_answer(stream: &mut tokio::net::TcpStream) -> (String, Duration) {
+    use tokio::io::AsyncReadExt;
+    let began = Instant::now();
+    let mut got = Vec::new();
+    let _ = tokio::time::timeout(Duration::from_secs(10), async {
+        let mut buf = [0u8; 4096];
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+            let text = String::from_utf8_lossy(&got);
+            if let Some((head, body)) = text.split_once("\r\n\r\n") {
+                let length = head
+                    .lines()
+                    .find_map(|l| l.strip_prefix("content-length: "))
+                    .and_then(|n| n.trim().parse::<usize>().ok());
+                if length.is_some_and(|n| body.len() >= n) {
+                    break;
+                }
+            }
+        }
+    })
+    .await;
+    (String::from_utf8_lossy(&got).into_owned(), began.elapsed())
+}
