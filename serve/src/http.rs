@@ -249,6 +249,10 @@ fn answer(server: &Server, ok: StatusCode, result: Result<Value, ApiError>) -> R
     }
 }
 
+/// Put on a request whose key's tenant may read `/metrics`.
+#[derive(Clone, Copy, Debug)]
+struct ReadsMetrics;
+
 /// Finds the caller by the key in `Authorization: Bearer KEY`; on a server
 /// without keys, every caller is anonymous.
 ///
@@ -268,7 +272,12 @@ async fn authenticate(State(server): State<Server>, mut request: Request, next: 
         Some(keys) => {
             let key = bearer(request.headers());
             match key.and_then(|key| keys.find(key)) {
-                Some(tenant) => Caller(Some(Arc::from(tenant.name.as_str()))),
+                Some(tenant) => {
+                    if tenant.metrics {
+                        request.extensions_mut().insert(ReadsMetrics);
+                    }
+                    Caller(Some(Arc::from(tenant.name.as_str())))
+                }
                 None => {
                     return refuse(
                         &server,
@@ -508,7 +517,18 @@ async fn readyz(State(server): State<Server>) -> Response {
 }
 
 /// `GET /metrics`: Prometheus text.
-async fn metrics(State(server): State<Server>) -> Response {
+async fn metrics(State(server): State<Server>, request: Request) -> Response {
+    // With keys, only an operator's tenant may see every tenant's load.
+    if server.config().keys.is_some() && request.extensions().get::<ReadsMetrics>().is_none() {
+        return refuse(
+            &server,
+            ApiError::new(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                "this key may not read /metrics, which tells of every tenant's load; use a tenant with \"metrics\": true in the keys file",
+            ),
+        );
+    }
     (
         StatusCode::OK,
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],

@@ -3,7 +3,8 @@
 //! ```json
 //! {"tenants": [
 //!   {"name": "acme", "key_sha256": "<64 hex digits>",
-//!    "instructions_per_minute": 1000000000, "wall_ms_per_minute": 60000}
+//!    "instructions_per_minute": 1000000000, "wall_ms_per_minute": 60000},
+//!   {"name": "ops", "key_sha256": "<64 hex digits>", "metrics": true}
 //! ]}
 //! ```
 //!
@@ -52,6 +53,10 @@ pub struct Tenant {
     /// bound CPU alone.
     #[serde(default)]
     pub wall_ms_per_minute: Option<u64>,
+    /// Whether the tenant's key may read `/metrics`, which tells of every
+    /// tenant's load: an operator's, not a customer's. Default `false`.
+    #[serde(default)]
+    pub metrics: bool,
 }
 
 #[derive(Deserialize)]

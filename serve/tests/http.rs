@@ -497,6 +497,7 @@ fn keys() -> Keys {
         {"name": "acme", "key_sha256": Keys::digest_hex(ACME_KEY)},
         {"name": "tiny", "key_sha256": Keys::digest_hex("tiny-key-0123456789"),
          "wall_ms_per_minute": 200},
+        {"name": "ops", "key_sha256": Keys::digest_hex("ops-key-0123456789"), "metrics": true},
     ]});
     Keys::parse(text.to_string().as_bytes()).unwrap()
 }
@@ -530,9 +531,27 @@ async fn with_keys_every_request_needs_a_known_key_and_tenants_are_apart() {
         (status, body["values"].clone()),
         (StatusCode::OK, json!([1]))
     );
-    // Metrics need a key; health checks do not.
+    // Metrics need an operator's key; health checks need none.
     let (status, _, _) = server.send(server.client.get(server.url("/metrics"))).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let (status, _, body) = server
+        .send(
+            server
+                .client
+                .get(server.url("/metrics"))
+                .bearer_auth(ACME_KEY),
+        )
+        .await;
+    assert_eq!((status, kind(&body)), (StatusCode::FORBIDDEN, "forbidden"));
+    let (status, _, _) = server
+        .send(
+            server
+                .client
+                .get(server.url("/metrics"))
+                .bearer_auth("ops-key-0123456789"),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
     let (status, _, _) = server.send(server.client.get(server.url("/healthz"))).await;
     assert_eq!(status, StatusCode::OK);
 
