@@ -346,6 +346,7 @@ impl McpServer {
         let Ok(mut session) = slot.session.try_lock() else {
             return Err(ToolError::Busy(id.unwrap_or_default().to_owned()));
         };
+        let _running = slot.running();
         // Closed between the lookup and the lock: the id is gone. (A close
         // from here on cancels the eval, even before it starts.)
         if let Some(id) = id
@@ -421,6 +422,7 @@ impl McpServer {
                     let Ok(mut session) = slot.session.try_lock() else {
                         return refused(&ToolError::Busy(id.clone()));
                     };
+                    let _running = slot.running();
                     let outcome = session.check(&code, chunk).await;
                     self.inner.sessions.touch(id);
                     outcome

@@ -7,6 +7,7 @@
 //! behind a long script without knowing why.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -21,6 +22,19 @@ pub(crate) struct Slot {
     /// Stops the session's running eval (and poisons the session); swapped
     /// when the session is restarted.
     cancel: Mutex<CancelHandle>,
+    /// Set while a call holds the session. The sweep reads this, never the
+    /// lock: a sweep that tried the lock held it for a moment, in which a
+    /// call arriving was told the session was busy.
+    running: AtomicBool,
+}
+
+/// Marks a session as running a call; see [`Slot::running`].
+pub(crate) struct Running<'a>(&'a Slot);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.running.store(false, Ordering::Release);
+    }
 }
 
 impl Slot {
@@ -29,6 +43,7 @@ impl Slot {
         Arc::new(Slot {
             session: tokio::sync::Mutex::new(session),
             cancel,
+            running: AtomicBool::new(false),
         })
     }
 
@@ -47,8 +62,15 @@ impl Slot {
         std::mem::replace(old, fresh)
     }
 
+    /// Marks the session as running a call until the guard is dropped;
+    /// call it while holding [`Slot::session`].
+    pub(crate) fn running(&self) -> Running<'_> {
+        self.running.store(true, Ordering::Release);
+        Running(self)
+    }
+
     fn is_busy(&self) -> bool {
-        self.session.try_lock().is_err()
+        self.running.load(Ordering::Acquire)
     }
 }
 

@@ -575,6 +575,7 @@ impl Server {
                 "the session is running another eval; wait for it to finish, or use another session",
             ));
         };
+        let _running = slot.running();
         // The sweeper may have closed it between the lookup and the lock;
         // held now, it is never idle.
         if !self.inner.sessions.is_open(id, &slot) {

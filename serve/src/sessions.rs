@@ -7,6 +7,7 @@
 //! refused (409) rather than queued.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -21,6 +22,28 @@ pub(crate) struct Slot {
     /// The limits it opened with.
     pub(crate) limits: Limits,
     cancel: CancelHandle,
+    /// Set while an eval holds the session. The sweep reads this, never
+    /// the lock: a sweep that tried the lock held it for a moment, in
+    /// which an eval arriving was told `session_busy`.
+    running: AtomicBool,
+}
+
+impl Slot {
+    /// Marks the session as running an eval until the guard is dropped;
+    /// call it while holding [`Slot::session`].
+    pub(crate) fn running(&self) -> Running<'_> {
+        self.running.store(true, Ordering::Release);
+        Running(self)
+    }
+}
+
+/// Marks a session as running an eval; see [`Slot::running`].
+pub(crate) struct Running<'a>(&'a Slot);
+
+impl Drop for Running<'_> {
+    fn drop(&mut self) {
+        self.0.running.store(false, Ordering::Release);
+    }
 }
 
 struct Entry {
@@ -185,6 +208,7 @@ impl Sessions {
             limits: *sandbox.limits(),
             cancel: session.cancel_handle(),
             session: tokio::sync::Mutex::new(session),
+            running: AtomicBool::new(false),
         });
         let tenant = reservation.tenant.clone();
         self.table().open.insert(
@@ -291,7 +315,7 @@ fn sweep(table: &mut Table, ttl: Duration) -> Vec<Entry> {
         .open
         .iter()
         .filter(|(_, entry)| {
-            let busy = entry.slot.session.try_lock().is_err();
+            let busy = entry.slot.running.load(Ordering::Acquire);
             !busy && now.saturating_duration_since(entry.last_used) >= ttl
         })
         .map(|(id, _)| id.clone())
@@ -314,4 +338,52 @@ fn new_id() -> Result<String, ApiError> {
             format!("no random bytes for a session id: {e}"),
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_sweep_never_makes_an_eval_find_its_session_busy() {
+        let sessions = Arc::new(Sessions::new(4, 4, Duration::from_secs(600)));
+        let sandbox = Sandbox::builder().build().unwrap();
+        let reservation = sessions.reserve(None).unwrap();
+        let id = sessions
+            .start(reservation, &sandbox)
+            .await
+            .unwrap()
+            .unwrap();
+        let slot = sessions.get(&id, None).unwrap();
+        // Sweeps in a loop, as the sweeper and every lookup do.
+        let stop = Arc::new(AtomicBool::new(false));
+        let sweeper = {
+            let (sessions, stop) = (sessions.clone(), stop.clone());
+            std::thread::spawn(move || {
+                let mut sweeps = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    sessions.sweep();
+                    sweeps += 1;
+                }
+                sweeps
+            })
+        };
+        // Evals taking the idle session, as `eval_in` does.
+        let mut busy = 0;
+        for _ in 0..200_000 {
+            match slot.session.try_lock() {
+                Ok(_session) => {
+                    let _running = slot.running();
+                }
+                Err(_) => busy += 1,
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        let sweeps = sweeper.join().unwrap();
+        assert!(sweeps > 0);
+        assert_eq!(
+            busy, 0,
+            "{busy} evals found the session busy in {sweeps} sweeps"
+        );
+    }
 }
