@@ -24,6 +24,8 @@ struct Running {
 
 /// The key of the tenant `acme` in [`keys`].
 const ACME_KEY: &str = "acme-key-0123456789";
+/// The key of `keys()`'s tenant that may read the metrics.
+const OPS_KEY: &str = "ops-key-0123456789";
 
 /// A sandbox with `sleep(ms)`, a capability that waits, so that an eval
 /// can be made to take a known wall time without burning CPU.
@@ -101,8 +103,9 @@ impl Running {
 
     async fn metrics(&self) -> String {
         let request = self.client.get(self.url("/metrics"));
+        // With keys, an operator's.
         let request = match self.key {
-            Some(key) => request.bearer_auth(key),
+            Some(_) => request.bearer_auth(OPS_KEY),
             None => request,
         };
         request.send().await.unwrap().text().await.unwrap()
@@ -497,7 +500,7 @@ fn keys() -> Keys {
         {"name": "acme", "key_sha256": Keys::digest_hex(ACME_KEY)},
         {"name": "tiny", "key_sha256": Keys::digest_hex("tiny-key-0123456789"),
          "wall_ms_per_minute": 200},
-        {"name": "ops", "key_sha256": Keys::digest_hex("ops-key-0123456789"), "metrics": true},
+        {"name": "ops", "key_sha256": Keys::digest_hex(OPS_KEY), "metrics": true},
     ]});
     Keys::parse(text.to_string().as_bytes()).unwrap()
 }
@@ -548,7 +551,7 @@ async fn with_keys_every_request_needs_a_known_key_and_tenants_are_apart() {
             server
                 .client
                 .get(server.url("/metrics"))
-                .bearer_auth("ops-key-0123456789"),
+                .bearer_auth(OPS_KEY),
         )
         .await;
     assert_eq!(status, StatusCode::OK);
