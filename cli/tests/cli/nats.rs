@@ -24,6 +24,23 @@ struct NatsServer {
     _dir: Option<TempDir>,
 }
 
+impl NatsServer {
+    /// Stops the server for `down`, then starts an open one on the same
+    /// port: every client loses its connection and reconnects.
+    fn restart_open(&mut self, down: Duration) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::thread::sleep(down);
+        let port = self.url.rsplit(':').next().unwrap().to_owned();
+        self.child = Command::new(nats_server())
+            .args(["-a", "127.0.0.1", "-p", &port])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+    }
+}
+
 struct TempDir(PathBuf);
 
 impl Drop for TempDir {
@@ -951,4 +968,31 @@ async fn past_max_payload_a_call_fails_alone_and_an_answer_keeps_its_report() {
         worker.wait()
     };
     assert!(!log.to_lowercase().contains("disconnect"), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server; run with `just nats-test`"]
+async fn a_session_survives_its_worker_reconnecting_to_nats() {
+    let mut nats = NatsServer::start(None);
+    let _worker = Worker::start(&nats.url, &[]);
+    let remote = remote(&nats.url).await;
+    let mut session = remote.session().await.unwrap();
+    session.eval("x = 41").await.unwrap();
+    // Both the client and the worker lose the bus and reconnect; whichever
+    // comes back first, the session is not taken as lost.
+    nats.restart_open(Duration::from_millis(200));
+    let began = Instant::now();
+    let report = loop {
+        match session.eval("return x + 1").await {
+            Ok(report) => break report,
+            // The client's own reconnection is not the session's loss.
+            Err(RemoteError::Transport(_) | RemoteError::Timeout(_))
+                if began.elapsed() < Duration::from_secs(20) =>
+            {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            Err(e) => panic!("{e}"),
+        }
+    };
+    assert_eq!(report.values, [json!(42)]);
 }

@@ -350,22 +350,41 @@ impl RemoteSandbox {
         Ok(answer)
     }
 
-    /// A request on a session's subject: no subscriber means its worker
-    /// has gone.
+    /// A request on a session's subject: no subscriber for
+    /// [`SESSION_GRACE`] means its worker has gone. A worker that lost its
+    /// connection to NATS has no subscription until it reconnects, and
+    /// "no responders" means nothing ran, so the request is sent again
+    /// until the grace has passed.
     async fn session_request(
         &self,
         subject: &str,
         body: Vec<u8>,
         id: &str,
     ) -> Result<Value, RemoteError> {
-        match self.request(subject, body, None, self.timeout).await {
-            Err(RemoteError::NoWorkers { .. }) => {
-                Err(RemoteError::SessionLost { id: id.to_owned() })
+        let began = tokio::time::Instant::now();
+        let mut pause = Duration::from_millis(25);
+        loop {
+            match self
+                .request(subject, body.clone(), None, self.timeout)
+                .await
+            {
+                Err(RemoteError::NoWorkers { .. }) => {
+                    if began.elapsed() + pause > SESSION_GRACE {
+                        return Err(RemoteError::SessionLost { id: id.to_owned() });
+                    }
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_millis(500));
+                }
+                answer => return answer,
             }
-            answer => answer,
         }
     }
 }
+
+/// How long a session's subject may go without a subscriber before its
+/// worker is taken as gone: longer than a worker takes to reconnect to
+/// NATS and subscribe again.
+const SESSION_GRACE: Duration = Duration::from_secs(3);
 
 /// Claims a request may take before it fails with the last error.
 const MAX_CLAIMS: usize = 5;
