@@ -996,3 +996,33 @@ async fn a_session_survives_its_worker_reconnecting_to_nats() {
     };
     assert_eq!(report.values, [json!(42)]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server; run with `just nats-test`"]
+async fn a_client_hoarding_claims_cannot_lock_others_out() {
+    let nats = NatsServer::start(None);
+    let _worker = Worker::start(&nats.url, &["--max-running", "2", "--max-queued", "6"]);
+    // A client that asks for claims and never uses them, more than the
+    // worker grants (2 running + 6 queued + 64 spare handlers = 72).
+    let hoarder = NatsConfig::new(&nats.url).connect().await.unwrap();
+    let mut granted = 0;
+    let mut refused = 0;
+    for _ in 0..100 {
+        let answer = hoarder.request("moonbox.claim", "".into()).await.unwrap();
+        let answer: Value = serde_json::from_slice(&answer.payload).unwrap();
+        if answer.get("claim").is_some() {
+            granted += 1;
+        } else {
+            assert_eq!(answer["refused"]["kind"], "overloaded", "{answer}");
+            refused += 1;
+        }
+    }
+    // A quarter of them.
+    assert_eq!((granted, refused), (18, 82));
+    // Another client is served all along.
+    let remote = remote(&nats.url).await;
+    for _ in 0..5 {
+        let report = remote.eval("return 1").await.unwrap();
+        assert_eq!(report.values, [json!(1)]);
+    }
+}

@@ -242,7 +242,9 @@ impl RemoteSandbox {
                     last = None;
                     continue;
                 }
-                Err(e) if is_draining(&e) => {
+                // A worker stopping or holding all the claims it may: the
+                // queue group gives the next claim to another, maybe.
+                Err(e) if is_draining(&e) || is_overloaded(&e) => {
                     last = Some(e);
                     continue;
                 }
@@ -401,6 +403,11 @@ const RETRY_PAUSE: Duration = Duration::from_millis(5);
 /// letters and digits (both are hex).
 fn is_token(s: &str) -> bool {
     !s.is_empty() && s.len() <= 64 && s.bytes().all(|b| b.is_ascii_alphanumeric())
+}
+
+/// Whether a worker refused because it is full: nothing ran.
+fn is_overloaded(e: &RemoteError) -> bool {
+    matches!(e, RemoteError::Refused { kind, .. } if kind == "overloaded")
 }
 
 /// Whether a worker refused because it is stopping: nothing ran.

@@ -77,13 +77,29 @@ const LEAVE_GRACE: Duration = Duration::from_millis(250);
 /// guessing it. Every claim lives [`CLAIM_TTL`], so claims expire in the
 /// order they were granted: pruning and the next expiry take the oldest
 /// first, whatever the number outstanding.
+///
+/// A client (told apart by its reply subject, less the last token: the
+/// inbox its NATS connection receives replies on) holds at most a quarter
+/// of the claims outstanding, so that one that asks for claims and never
+/// uses them cannot take them all.
 #[derive(Default)]
 struct Claims {
-    /// Claim -> when it expires.
-    open: HashMap<String, Instant>,
+    /// Claim -> when it expires, and its client.
+    open: HashMap<String, (Instant, String)>,
     /// Claims in the order granted, with their expiry; a claim used
     /// already is skipped when it reaches the front.
     order: VecDeque<(Instant, String)>,
+    /// Claims outstanding by client.
+    by_client: HashMap<String, usize>,
+}
+
+/// Why a claim was refused.
+#[derive(Debug, PartialEq, Eq)]
+enum NoClaim {
+    /// `max` claims are outstanding.
+    Full,
+    /// The client holds its share, this many.
+    Client(usize),
 }
 
 impl Claims {
@@ -93,29 +109,49 @@ impl Claims {
                 break;
             }
             if *expires <= now {
-                self.open.remove(id);
+                let id = id.clone();
+                self.forget(&id);
             }
             self.order.pop_front();
         }
     }
 
-    /// Records the claim `id`, or refuses it with `max` claims
-    /// outstanding.
-    fn grant(&mut self, id: &str, now: Instant, max: usize) -> bool {
+    /// Removes claim `id`, returning when it expires.
+    fn forget(&mut self, id: &str) -> Option<Instant> {
+        let (expires, client) = self.open.remove(id)?;
+        if let Some(n) = self.by_client.get_mut(&client) {
+            *n = n.saturating_sub(1);
+            if *n == 0 {
+                self.by_client.remove(&client);
+            }
+        }
+        Some(expires)
+    }
+
+    /// Records the claim `id` of `client`, or refuses it with `max` claims
+    /// outstanding, or a quarter of them held by `client`.
+    fn grant(&mut self, id: &str, client: &str, now: Instant, max: usize) -> Result<(), NoClaim> {
         self.prune(now);
         if self.open.len() >= max {
-            return false;
+            return Err(NoClaim::Full);
+        }
+        let share = (max / 4).max(1);
+        let held = self.by_client.get(client).copied().unwrap_or(0);
+        if held >= share {
+            return Err(NoClaim::Client(share));
         }
         let expires = now + CLAIM_TTL;
-        self.open.insert(id.to_owned(), expires);
+        self.open
+            .insert(id.to_owned(), (expires, client.to_owned()));
+        *self.by_client.entry(client.to_owned()).or_default() += 1;
         self.order.push_back((expires, id.to_owned()));
-        true
+        Ok(())
     }
 
     /// Whether `id` is a claim granted here and not yet used or expired;
     /// it is used up either way.
     fn redeem(&mut self, id: &str, now: Instant) -> bool {
-        self.open.remove(id).is_some_and(|expires| expires > now)
+        self.forget(id).is_some_and(|expires| expires > now)
     }
 
     /// When the next claim expires, if any is outstanding (after
@@ -315,7 +351,12 @@ impl Worker {
             };
             let op = match source {
                 Source::Claim => {
-                    let answer = self.claim(&server, drained, handlers);
+                    // The client's inbox: its reply subject less the
+                    // request's own token.
+                    let client = reply
+                        .rsplit_once('.')
+                        .map_or(reply.as_str(), |(inbox, _)| inbox);
+                    let answer = self.claim(&server, client, drained, handlers);
                     self.publish(&server, reply, answer).await;
                     continue;
                 }
@@ -352,7 +393,7 @@ impl Worker {
 
     /// The answer to a claim: this worker's id and a claim to send one
     /// eval or session open to its own subjects, or a refusal.
-    fn claim(&self, server: &Server, drained: bool, max: usize) -> Value {
+    fn claim(&self, server: &Server, client: &str, drained: bool, max: usize) -> Value {
         let e = if drained || server.is_draining() {
             ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,
@@ -361,19 +402,29 @@ impl Worker {
             )
         } else {
             match crate::hex::random::<8>() {
-                Ok(claim) if self.claims().grant(&claim, Instant::now(), max) => {
-                    return json!({
-                        "worker": self.id,
-                        "claim": claim,
-                        "ttl_ms": u64::try_from(CLAIM_TTL.as_millis()).unwrap_or(u64::MAX),
-                    });
-                }
-                Ok(_) => ApiError::new(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    "overloaded",
-                    "the worker has granted as many claims as it may; try again later",
-                )
-                .retry_after(Duration::from_secs(1)),
+                Ok(claim) => match self.claims().grant(&claim, client, Instant::now(), max) {
+                    Ok(()) => {
+                        return json!({
+                            "worker": self.id,
+                            "claim": claim,
+                            "ttl_ms": u64::try_from(CLAIM_TTL.as_millis()).unwrap_or(u64::MAX),
+                        });
+                    }
+                    Err(NoClaim::Full) => ApiError::new(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        "overloaded",
+                        "the worker has granted as many claims as it may; claim another",
+                    )
+                    .retry_after(Duration::from_secs(1)),
+                    Err(NoClaim::Client(n)) => ApiError::new(
+                        StatusCode::TOO_MANY_REQUESTS,
+                        "overloaded",
+                        format!(
+                            "this client holds {n} claims of this worker not yet used, its share; use or let them expire"
+                        ),
+                    )
+                    .retry_after(Duration::from_secs(1)),
+                },
                 Err(e) => ApiError::new(
                     StatusCode::INTERNAL_SERVER_ERROR,
                     "internal",
@@ -482,9 +533,9 @@ mod tests {
     fn a_claim_is_used_once_within_its_time_and_claims_are_bounded() {
         let mut claims = Claims::default();
         let now = Instant::now();
-        assert!(claims.grant("a", now, 2));
-        assert!(claims.grant("b", now, 2));
-        assert!(!claims.grant("c", now, 2), "past the bound");
+        assert_eq!(claims.grant("a", "x", now, 2), Ok(()));
+        assert_eq!(claims.grant("b", "y", now, 2), Ok(()));
+        assert_eq!(claims.grant("c", "z", now, 2), Err(NoClaim::Full));
         assert!(claims.redeem("a", now));
         assert!(!claims.redeem("a", now), "used once");
         assert!(!claims.redeem("z", now), "never granted");
@@ -492,9 +543,27 @@ mod tests {
         // An expired claim runs nothing, and frees its place.
         let later = now + CLAIM_TTL;
         assert!(!claims.redeem("b", later));
-        assert!(claims.grant("c", later, 2));
+        assert_eq!(claims.grant("c", "z", later, 2), Ok(()));
         claims.prune(later + CLAIM_TTL);
         assert!(claims.open.is_empty());
+        assert!(claims.by_client.is_empty());
         assert!(!claims.redeem("c", later + CLAIM_TTL));
+    }
+
+    #[test]
+    fn one_client_holds_at_most_a_quarter_of_the_claims() {
+        let mut claims = Claims::default();
+        let now = Instant::now();
+        for i in 0..4 {
+            assert_eq!(claims.grant(&format!("g{i}"), "greedy", now, 16), Ok(()));
+        }
+        assert_eq!(
+            claims.grant("g4", "greedy", now, 16),
+            Err(NoClaim::Client(4))
+        );
+        // Others still get theirs, and a used claim gives its client room.
+        assert_eq!(claims.grant("h0", "honest", now, 16), Ok(()));
+        assert!(claims.redeem("g0", now));
+        assert_eq!(claims.grant("g4", "greedy", now, 16), Ok(()));
     }
 }
