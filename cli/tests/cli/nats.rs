@@ -1026,3 +1026,138 @@ async fn a_client_hoarding_claims_cannot_lock_others_out() {
         assert_eq!(report.values, [json!(1)]);
     }
 }
+
+/// Two applications on one bus, each with its own worker pool (prefix),
+/// inbox and capability subjects: docs/serve.md's layout for applications
+/// that must not see each other's calls.
+const TWO_APPLICATIONS: &str = r#"
+authorization {
+  users = [
+    {user: worker_a, password: worker-a-pass-0123, permissions: {
+      publish: {allow: ["appa.cap.>"]}
+      subscribe: {allow: ["appa.claim", "appa.eval", "appa.sessions.open", "appa.worker.>", "_INBOX_worker_a.>"]}
+      allow_responses: true
+    }}
+    {user: app_a, password: app-a-pass-0123, permissions: {
+      publish: {allow: ["appa.claim", "appa.eval", "appa.sessions.open", "appa.worker.>"]}
+      subscribe: {allow: ["appa.cap.>", "_INBOX_a.>"]}
+      allow_responses: true
+    }}
+    {user: worker_b, password: worker-b-pass-0123, permissions: {
+      publish: {allow: ["appb.cap.>"]}
+      subscribe: {allow: ["appb.claim", "appb.eval", "appb.sessions.open", "appb.worker.>", "_INBOX_worker_b.>"]}
+      allow_responses: true
+    }}
+    {user: app_b, password: app-b-pass-0123, permissions: {
+      publish: {allow: ["appb.claim", "appb.eval", "appb.sessions.open", "appb.worker.>"]}
+      subscribe: {allow: ["appb.cap.>", "_INBOX_b.>"]}
+      allow_responses: true
+    }}
+  ]
+}
+"#;
+
+/// Answers `SUBJECT` with `{"ok": "ANSWER-for-ARG"}` as an application.
+async fn answer_capability(
+    config: NatsConfig,
+    subject: &'static str,
+    answer: &'static str,
+) -> (tokio::task::JoinHandle<()>, Arc<Mutex<Vec<String>>>) {
+    let client = config.connect().await.unwrap();
+    let mut requests = client.subscribe(subject).await.unwrap();
+    client.flush().await.unwrap();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let task = tokio::spawn(async move {
+        while let Some(message) = requests.next().await {
+            log.lock()
+                .unwrap()
+                .push(String::from_utf8_lossy(&message.payload).into_owned());
+            if let Some(reply) = message.reply {
+                let reply_body = json!({"ok": answer}).to_string();
+                let _ = client.publish(reply, reply_body.into()).await;
+            }
+        }
+    });
+    (task, seen)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server; run with `just nats-test`"]
+async fn applications_with_their_own_pools_never_see_each_others_capability_calls() {
+    let nats = NatsServer::start(Some(TWO_APPLICATIONS));
+    let dir = temp_dir("apps");
+    let mut workers = Vec::new();
+    for (who, prefix) in [("a", "appa"), ("b", "appb")] {
+        let password = dir.0.join(format!("worker_{who}.pass"));
+        std::fs::write(&password, format!("worker-{who}-pass-0123")).unwrap();
+        let user = format!("worker_{who}");
+        let inbox = format!("_INBOX_worker_{who}");
+        workers.push(Worker::start(
+            &nats.url,
+            &[
+                "--nats-user",
+                &user,
+                "--nats-password-file",
+                password.to_str().unwrap(),
+                "--nats-inbox-prefix",
+                &inbox,
+                "--nats-prefix",
+                prefix,
+                "--remote-capability",
+                "secret.get",
+            ],
+        ));
+    }
+    let app = |who: &str| {
+        NatsConfig::new(nats.url.clone())
+            .user_and_password(format!("app_{who}"), format!("app-{who}-pass-0123"))
+            .inbox_prefix(format!("_INBOX_{who}"))
+    };
+    let (_a_task, a_seen) = answer_capability(app("a"), "appa.cap.secret.get", "secret-of-a").await;
+    let (_b_task, b_seen) = answer_capability(app("b"), "appb.cap.secret.get", "secret-of-b").await;
+    // B also tries to listen to, and answer, A's capability subjects; the
+    // bus refuses the subscription, so it never sees a call.
+    let (_spy_task, spy_seen) =
+        answer_capability(app("b"), "appa.cap.secret.get", "forged-by-b").await;
+
+    let remote_a = RemoteSandbox::new(app("a").connect().await.unwrap())
+        .prefix("appa")
+        .timeout(Duration::from_secs(20));
+    let remote_b = RemoteSandbox::new(app("b").connect().await.unwrap())
+        .prefix("appb")
+        .timeout(Duration::from_secs(20));
+    for _ in 0..5 {
+        let a = remote_a.eval("return secret.get('from-a')").await.unwrap();
+        assert_eq!(a.values, [json!("secret-of-a")], "{a:?}");
+        let b = remote_b.eval("return secret.get('from-b')").await.unwrap();
+        assert_eq!(b.values, [json!("secret-of-b")], "{b:?}");
+    }
+    assert!(spy_seen.lock().unwrap().is_empty(), "B read A's calls");
+    assert!(
+        a_seen
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|call| call.contains("from-a"))
+    );
+    assert!(
+        b_seen
+            .lock()
+            .unwrap()
+            .iter()
+            .all(|call| call.contains("from-b"))
+    );
+    // Nor can B send work to A's pool, where A's capabilities answer.
+    let b_on_a = RemoteSandbox::new(app("b").connect().await.unwrap())
+        .prefix("appa")
+        .timeout(Duration::from_secs(3));
+    assert!(b_on_a.eval("return secret.get('stolen')").await.is_err());
+    assert!(
+        !a_seen
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|call| call.contains("stolen"))
+    );
+}
