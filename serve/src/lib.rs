@@ -54,7 +54,7 @@ pub use keys::{
     DEFAULT_WALL_MS_PER_MINUTE, Keys, MAX_KEYS_FILE_BYTES, MAX_TENANT_NAME, MAX_TENANTS, Tenant,
 };
 pub use nats::{
-    CLAIM_HEADER, CLAIM_USE_WITHIN, DEFAULT_PREFIX, NatsAuth, NatsConfig, RemoteError,
-    RemoteSandbox, RemoteSession, Worker, remote_capability,
+    CLAIM_HEADER, CLAIM_USE_WITHIN, DEFAULT_PREFIX, DEFAULT_REMOTE_CALL_BUDGET, NatsAuth,
+    NatsConfig, RemoteError, RemoteSandbox, RemoteSession, Worker, remote_capability,
 };
 pub use service::Server;

@@ -950,6 +950,29 @@ async fn past_max_payload_a_call_fails_alone_and_an_answer_keeps_its_report() {
     let report = session.eval("return secret.get('db')").await.unwrap();
     assert_eq!(report.values, [json!("s3cret-for-db")]);
 
+    // Remote calls are bounded by default: a loop of them stops at the
+    // budget instead of loading the application without end.
+    // (Its audit trail of a thousand calls is past this bus's max_payload,
+    // so the report comes back without it, beside reply_too_large.)
+    let report = match remote
+        .eval("local n = 0 while true do secret.get('x') n = n + 1 end")
+        .await
+    {
+        Ok(report) => report,
+        Err(RemoteError::Refused {
+            report: Some(report),
+            ..
+        }) => *report,
+        Err(e) => panic!("{e}"),
+    };
+    let error = report.error.expect("the loop ends at the budget");
+    assert!(error.message.contains("at most 1000 times"), "{error:?}");
+    assert!(
+        (1000..=1001).contains(&report.stats.capability_calls),
+        "{:?}",
+        report.stats
+    );
+
     // An answer past max_payload is refused with the report minus its
     // values: what the script printed and cost is kept.
     let refused = remote

@@ -15,6 +15,13 @@ use crate::nats::is_subject;
 /// The arguments a remote capability accepts: up to four JSON values.
 type Four = (Option<Value>, Option<Value>, Option<Value>, Option<Value>);
 
+/// The calls one eval may make to one remote capability unless its budget
+/// is set otherwise ([`Capability::call_budget`] on the returned
+/// capability, or `--call-budget NAME=N`): each call is a request the
+/// application must answer, so a loop of them would otherwise load it
+/// without bound.
+pub const DEFAULT_REMOTE_CALL_BUDGET: u32 = 1000;
+
 /// A capability `name` whose calls are requests to `PREFIX.cap.NAME`.
 ///
 /// The request's body is the call's arguments as a JSON array (up to four,
@@ -22,7 +29,8 @@ type Four = (Option<Value>, Option<Value>, Option<Value>, Option<Value>);
 /// which the script receives, or `{"error": "message"}`, which the script
 /// sees as the capability's error. A call waits at most `timeout`, and the
 /// eval's own timeout covers it too; with no application listening it
-/// fails at once.
+/// fails at once. One eval may call it [`DEFAULT_REMOTE_CALL_BUDGET`] times
+/// unless its budget is set otherwise.
 ///
 /// ```no_run
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -58,7 +66,8 @@ pub fn remote_capability(
     })
     .doc(format!(
         "Served by the application over NATS ({prefix}.cap.{name})."
-    ));
+    ))
+    .call_budget(DEFAULT_REMOTE_CALL_BUDGET);
     Ok(capability)
 }
 

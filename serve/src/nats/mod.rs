@@ -44,7 +44,7 @@ use serde_json::{Value, json};
 
 use crate::error::{ApiError, Error, retry_secs};
 
-pub use capability::remote_capability;
+pub use capability::{DEFAULT_REMOTE_CALL_BUDGET, remote_capability};
 pub use client::{RemoteError, RemoteSandbox, RemoteSession};
 pub use worker::Worker;
 
