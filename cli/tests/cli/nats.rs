@@ -1184,3 +1184,27 @@ async fn applications_with_their_own_pools_never_see_each_others_capability_call
             .any(|call| call.contains("stolen"))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server; run with `just nats-test`"]
+async fn a_worker_whose_nats_server_is_gone_drains_without_waiting_for_it() {
+    let mut nats = NatsServer::start(None);
+    let worker = Worker::start(&nats.url, &["--drain-timeout", "60s"]);
+    let remote = remote(&nats.url).await;
+    // A claim granted and never used, which a drain would wait for.
+    remote.eval("return 1").await.unwrap();
+    let _ = nats.child.kill();
+    let _ = nats.child.wait();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let began = Instant::now();
+    worker.signal("-TERM");
+    let (code, log) = tokio::task::spawn_blocking(move || worker.wait())
+        .await
+        .unwrap();
+    assert_eq!(code, Some(0), "{log}");
+    assert!(
+        began.elapsed() < Duration::from_secs(8),
+        "the drain took {:?}:\n{log}",
+        began.elapsed()
+    );
+}

@@ -68,6 +68,10 @@ enum Op {
 /// of asking for the claim, so the rest is room for the request to travel.
 pub(crate) const CLAIM_TTL: Duration = Duration::from_secs(10);
 
+/// How long a draining worker waits for NATS to take an unsubscribe or a
+/// flush: past it the bus is taken as gone.
+const BUS_WAIT: Duration = Duration::from_secs(2);
+
 /// How long the subscriptions a draining worker leaves must be quiet
 /// before it takes them as ended.
 const LEAVE_GRACE: Duration = Duration::from_millis(250);
@@ -283,7 +287,7 @@ impl Worker {
                     // leave the worker's own subjects too, answering what
                     // was already delivered on them.
                     leaving = true;
-                    let _ = own.drain().await;
+                    let _ = tokio::time::timeout(BUS_WAIT, own.drain()).await;
                     last_heard = Instant::now();
                 }
             }
@@ -309,12 +313,19 @@ impl Worker {
                 biased;
                 () = &mut drain, if !drained => {
                     drained = true;
+                    if !self.on_bus() {
+                        // Off the bus, nothing more arrives on any subject
+                        // and no claim can be used: finish what runs.
+                        tracing::info!(worker = %self.id, "nats worker draining, off the bus: finishing what runs");
+                        open.fill(false);
+                        continue;
+                    }
                     tracing::info!(worker = %self.id, "nats worker draining");
                     // Leave the queue group, keeping what was already
                     // delivered; the worker's own subjects stay for the
                     // claims granted and the sessions' closes.
                     for sub in [&mut evals, &mut opens, &mut claim_requests] {
-                        let _ = sub.drain().await;
+                        let _ = tokio::time::timeout(BUS_WAIT, sub.drain()).await;
                     }
                     last_heard = Instant::now();
                     continue;
@@ -387,8 +398,17 @@ impl Worker {
             }
         }
         while tasks.join_next().await.is_some() {}
-        let _ = self.client.flush().await;
+        // The last answers out, unless the bus is gone.
+        let _ = tokio::time::timeout(BUS_WAIT, self.client.flush()).await;
         tracing::info!(worker = %self.id, "nats worker stopped");
+    }
+
+    /// Whether the worker is connected to NATS now.
+    fn on_bus(&self) -> bool {
+        matches!(
+            self.client.connection_state(),
+            async_nats::connection::State::Connected
+        )
     }
 
     /// The answer to a claim: this worker's id and a claim to send one
