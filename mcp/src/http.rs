@@ -12,7 +12,10 @@
 //! 4. the body: read whole within the message bound and
 //!    [`ListenConfig::body_timeout`](moonbox_service::ListenConfig::body_timeout),
 //!    else 413 or 408;
-//! 5. the connection cap: an `initialize` past
+//! 5. the ids: a request whose JSON-RPC id is in flight on its MCP
+//!    connection, 409 with a JSON-RPC error (the transport would drop the
+//!    first call's answer and lose its cancellation);
+//! 6. the connection cap: an `initialize` past
 //!    [`HttpConfig::max_connections`] open connections, 503.
 //!
 //! Beneath them all is the accept loop `moonbox serve` uses too
@@ -44,6 +47,7 @@ use moonbox_service::body::BodyError;
 use crate::config::HttpConfig;
 use crate::connections::{Capped, limit_connections};
 use crate::error::Error;
+use crate::ids::{InFlight, distinct_ids};
 use crate::server::McpServer;
 
 /// The path the MCP endpoint is served at.
@@ -141,6 +145,10 @@ impl McpServer {
             .layer(middleware::from_fn_with_state(
                 http.max_connections,
                 limit_connections,
+            ))
+            .layer(middleware::from_fn_with_state(
+                Arc::new(InFlight::default()),
+                distinct_ids,
             ))
             .layer(middleware::from_fn_with_state(bodies, read_body));
         if let Some(token) = &http.token {

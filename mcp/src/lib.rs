@@ -42,6 +42,7 @@ mod config;
 mod connections;
 mod error;
 mod http;
+mod ids;
 mod progress;
 mod server;
 mod sessions;

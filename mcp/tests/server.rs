@@ -1034,3 +1034,42 @@ async fn http_a_stop_lets_a_call_in_flight_finish_and_refuses_new_ones() {
         .expect("the server task did not panic")
         .expect("the server stopped without an error");
 }
+
+#[tokio::test]
+async fn http_a_second_request_with_an_id_in_flight_is_refused_and_the_first_answered() {
+    let limits = Limits {
+        max_instructions: 200_000_000,
+        timeout: Duration::from_secs(60),
+        ..Limits::default()
+    };
+    let (addr, _stop, _serving) =
+        serve_http(limits, HttpConfig::new("127.0.0.1:0".parse().unwrap())).await;
+    let id = http_connect(addr).await;
+    let call = |code: &str| {
+        json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+               "params": {"name": "run_lua", "arguments": {"code": code}}})
+        .to_string()
+    };
+    let first = {
+        let (id, body) = (id.clone(), call("while true do end"));
+        tokio::spawn(async move {
+            let answer = exchange(addr, "POST", &[("Mcp-Session-Id", &id)], &body).await;
+            (answer.status, answer.body().await)
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let second = exchange(addr, "POST", &[("Mcp-Session-Id", &id)], &call("return 2")).await;
+    assert_eq!(second.status, 409, "{}", second.head);
+    let why = second.body().await;
+    assert!(why.contains("already in flight"), "{why}");
+    assert!(why.contains("\"id\":5"), "{why}");
+
+    // The first call is answered as if nothing happened.
+    let (status, body) = first.await.unwrap();
+    assert_eq!(status, 200);
+    assert!(body.contains("instruction_limit"), "{body}");
+    // Its id is free again.
+    let again = exchange(addr, "POST", &[("Mcp-Session-Id", &id)], &call("return 3")).await;
+    assert_eq!(again.status, 200, "{}", again.head);
+    assert!(again.body().await.contains('3'));
+}

@@ -36,7 +36,6 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, Response, StatusCode};
-use http_body::Frame;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
@@ -249,33 +248,6 @@ impl Drop for Busy {
     }
 }
 
-/// An answer's body that keeps its connection busy until it is all
-/// produced (a stream of events, for one).
-struct Guarded {
-    inner: Body,
-    _busy: Busy,
-}
-
-impl http_body::Body for Guarded {
-    type Data = axum::body::Bytes;
-    type Error = axum::Error;
-
-    fn poll_frame(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<Option<Result<Frame<Self::Data>, Self::Error>>> {
-        std::pin::Pin::new(&mut self.inner).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
-    }
-
-    fn size_hint(&self) -> http_body::SizeHint {
-        self.inner.size_hint()
-    }
-}
-
 /// What every connection task needs.
 struct Shared {
     router: Router,
@@ -423,7 +395,9 @@ async fn connection(
                     Ok(response) => response,
                     Err(never) => match never {},
                 };
-                Ok::<_, Infallible>(response.map(|inner| Body::new(Guarded { inner, _busy: busy })))
+                // The connection stays busy until the answer is all
+                // produced (a stream of events, for one).
+                Ok::<_, Infallible>(response.map(|body| crate::body::with_guard(body, busy)))
             }
         })
     };

@@ -62,6 +62,43 @@ pub async fn read(
     }
 }
 
+/// `body`, holding `guard` until it is dropped: once it is all sent, or
+/// the connection is gone. Whatever `guard` releases on drop (a place, a
+/// mark that a request is in flight) lasts as long as the answer.
+pub fn with_guard<G: Send + Unpin + 'static>(body: Body, guard: G) -> Body {
+    Body::new(Guarded {
+        inner: body,
+        _guard: guard,
+    })
+}
+
+/// A body with a guard; see [`with_guard`].
+struct Guarded<G> {
+    inner: Body,
+    _guard: G,
+}
+
+impl<G: Send + Unpin + 'static> http_body::Body for Guarded<G> {
+    type Data = Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let this = std::pin::Pin::into_inner(self);
+        std::pin::Pin::new(&mut this.inner).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
+    }
+}
+
 fn is_length_limit(e: &axum::Error) -> bool {
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(s) = source {
