@@ -367,7 +367,7 @@ impl Server {
         limits: &Limits,
     ) -> Result<(Option<Reserved<'_>>, Turn, Instant), ApiError> {
         let mut reserved = self.admit_tenant(caller, limits)?;
-        let turn = self.inner.admission.enter().await?;
+        let turn = self.inner.admission.enter(caller.0.as_ref()).await?;
         if let Some(reserved) = &mut reserved {
             reserved.start();
         }
@@ -500,7 +500,7 @@ impl Server {
         // turn to be refused; then starting a session takes a turn like an
         // eval.
         let place = self.inner.sessions.reserve(caller.name())?;
-        let _turn = self.inner.admission.enter().await?;
+        let _turn = self.inner.admission.enter(caller.0.as_ref()).await?;
         let id = match self.inner.sessions.start(place, &sandbox).await? {
             Ok(id) => id,
             // Limits the request asked for that are too small to start a
