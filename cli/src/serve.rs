@@ -17,6 +17,11 @@ pub(crate) struct ServeArgs {
     /// The address to listen on. Without --keys it must be loopback.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
     addr: SocketAddr,
+    /// Also answer /healthz and /readyz alone at this address, on a
+    /// listener that work never queues on: point liveness and readiness
+    /// probes there, so that no load or attack on --addr fails them.
+    #[arg(long, value_name = "ADDR")]
+    health_addr: Option<SocketAddr>,
     /// The API keys file: tenants, the SHA-256 of their keys and their
     /// quotas (docs/serve.md). With it, every request but /healthz and
     /// /readyz needs `Authorization: Bearer KEY`; without it, the server
@@ -213,6 +218,9 @@ pub(crate) async fn serve(args: &ServeArgs, sandbox_args: &SandboxArgs) -> Resul
     if let Some(path) = &args.keys {
         config = config.keys(Keys::load(path)?);
     }
+    if let Some(addr) = args.health_addr {
+        config = config.health_addr(addr);
+    }
     // A refused configuration fails before the sandbox is built.
     config.validate()?;
     if args.pooling && args.max_running + args.max_sessions > POOL_SLOTS {
@@ -247,6 +255,9 @@ pub(crate) async fn serve(args: &ServeArgs, sandbox_args: &SandboxArgs) -> Resul
     if let Some(worker) = nats {
         eprintln!("moonbox serve: NATS worker {} on {nats_url}", worker.id());
         bound = bound.nats(worker);
+    }
+    if let Some(addr) = bound.health_addr()? {
+        eprintln!("moonbox serve: health checks on http://{addr}");
     }
     eprintln!(
         "moonbox serve: listening on http://{} ({})",

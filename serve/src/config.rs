@@ -25,6 +25,11 @@ use crate::keys::Keys;
 pub struct ServeConfig {
     /// Where to listen.
     pub addr: SocketAddr,
+    /// Where to answer the health checks (`/healthz`, `/readyz`) alone, on
+    /// a listener of their own that work never queues on, so that no load
+    /// or attack on [`ServeConfig::addr`] fails a liveness probe. They are
+    /// answered on `addr` too. Default: none.
+    pub health_addr: Option<SocketAddr>,
     /// The tenants admitted; `None` admits every request without a key,
     /// which only a loopback address allows.
     pub keys: Option<Keys>,
@@ -118,6 +123,7 @@ impl ServeConfig {
     pub fn new(addr: SocketAddr) -> ServeConfig {
         ServeConfig {
             addr,
+            health_addr: None,
             keys: None,
             max_running: Self::DEFAULT_MAX_RUNNING,
             max_queued: Self::DEFAULT_MAX_QUEUED,
@@ -132,6 +138,12 @@ impl ServeConfig {
             drain_timeout: Self::DEFAULT_DRAIN_TIMEOUT,
             listen: ListenConfig::default(),
         }
+    }
+
+    /// Sets [`ServeConfig::health_addr`].
+    pub fn health_addr(mut self, addr: SocketAddr) -> Self {
+        self.health_addr = Some(addr);
+        self
     }
 
     /// Requires a key from [`Keys`] on every request but the health checks.

@@ -18,12 +18,20 @@ use axum::routing::{delete, get, post};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 
+use moonbox_service::ListenConfig;
+use moonbox_service::accept::Places;
 use moonbox_service::body::BodyError;
 
 use crate::error::{ApiError, Error};
 use crate::nats::Worker;
 use crate::reply;
 use crate::service::{Arrival, Caller, Server, sweep};
+
+/// Connections the health listener holds open at once.
+const HEALTH_CONNECTIONS: usize = 16;
+
+/// The health listener's header, body and write timeouts.
+const HEALTH_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// How long responses cut short by a drain's cancel have to be written.
 const AFTER_CANCEL: Duration = Duration::from_secs(5);
@@ -41,11 +49,30 @@ impl Server {
         let listener = TcpListener::bind(addr)
             .await
             .map_err(|source| Error::Bind { addr, source })?;
+        let health = match self.inner.config.health_addr {
+            Some(addr) => Some(
+                TcpListener::bind(addr)
+                    .await
+                    .map_err(|source| Error::Bind { addr, source })?,
+            ),
+            None => None,
+        };
         Ok(Bound {
             listener,
+            health,
             server: self,
             worker: None,
         })
+    }
+
+    /// The health checks alone, for the health listener.
+    fn health_router(&self) -> Router {
+        Router::new()
+            .route("/healthz", get(healthz))
+            .route("/readyz", get(readyz))
+            .fallback(not_found)
+            .method_not_allowed_fallback(method_not_allowed)
+            .with_state(self.clone())
     }
 
     /// The routes, with the key check in front of all but the health
@@ -71,6 +98,7 @@ impl Server {
 /// A server listening, ready to [`run_until`](Bound::run_until).
 pub struct Bound {
     listener: TcpListener,
+    health: Option<TcpListener>,
     server: Server,
     worker: Option<Worker>,
 }
@@ -92,6 +120,17 @@ impl Bound {
     /// The system's error when the socket cannot say.
     pub fn local_addr(&self) -> std::io::Result<SocketAddr> {
         self.listener.local_addr()
+    }
+
+    /// The address of the health listener, when one is configured.
+    ///
+    /// # Errors
+    /// The system's error when the socket cannot say.
+    pub fn health_addr(&self) -> std::io::Result<Option<SocketAddr>> {
+        self.health
+            .as_ref()
+            .map(TcpListener::local_addr)
+            .transpose()
     }
 
     /// Also answers evals and sessions from NATS with this worker, sharing
@@ -124,6 +163,7 @@ impl Bound {
         shutdown: impl Future<Output = ()> + Send + 'static,
     ) -> Result<(), Error> {
         let server = self.server;
+        let health_server = server.clone();
         let _sweeper =
             AbortOnDrop(tokio::spawn(sweep(Arc::downgrade(&server.inner))).abort_handle());
         let (drain, draining) = tokio::sync::watch::channel(false);
@@ -143,6 +183,30 @@ impl Bound {
             draining,
         ));
         let _stop_http = AbortOnDrop(http.abort_handle());
+        // The health checks on their own listener: a few connections, a
+        // short header timeout, and nothing else queued there. It serves
+        // until the process's drain is over.
+        let _stop_health = self.health.map(|listener| {
+            let listen = ListenConfig::default()
+                .max_connections(HEALTH_CONNECTIONS)
+                .header_timeout(HEALTH_TIMEOUT)
+                .body_timeout(HEALTH_TIMEOUT)
+                .write_timeout(HEALTH_TIMEOUT);
+            let (_never, forever) = tokio::sync::watch::channel(false);
+            let task = tokio::spawn(async move {
+                let _never = _never;
+                moonbox_service::accept::serve(
+                    listener,
+                    health_server.health_router(),
+                    listen,
+                    Places::new(HEALTH_CONNECTIONS),
+                    health_server.refusals(),
+                    forever,
+                )
+                .await;
+            });
+            AbortOnDrop(task.abort_handle())
+        });
         // Both transports finished: HTTP's graceful shutdown, then the
         // worker's drain. Each handle is awaited once.
         let done = async move {

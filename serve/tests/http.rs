@@ -1273,3 +1273,73 @@ async fn read_to_close_or_answer(stream: &mut tokio::net::TcpStream) -> (String,
     .await;
     (String::from_utf8_lossy(&got).into_owned(), began.elapsed())
 }
+
+#[tokio::test]
+async fn the_health_listener_answers_when_the_work_listener_is_full() {
+    let config = local()
+        .max_connections(1)
+        .body_timeout(Duration::from_secs(5))
+        .health_addr("127.0.0.1:0".parse().unwrap());
+    let sandbox = sandbox(Limits::default()).await;
+    let bound = Server::new(sandbox, config).unwrap().bind().await.unwrap();
+    let (addr, health) = (
+        bound.local_addr().unwrap(),
+        bound.health_addr().unwrap().expect("a health listener"),
+    );
+    let (stop, stopped) = oneshot::channel::<()>();
+    let task = tokio::spawn(bound.run_until(async move {
+        let _ = stopped.await;
+    }));
+    // The one place for work is held by a request in progress.
+    use tokio::io::AsyncWriteExt;
+    let mut busy = tokio::net::TcpStream::connect(addr).await.unwrap();
+    busy.write_all(b"POST /v1/eval HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{")
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let client = reqwest::Client::new();
+    let full = client
+        .get(format!("http://{addr}/healthz"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(full.status(), StatusCode::SERVICE_UNAVAILABLE);
+    // The health listener answers, and serves nothing else.
+    for path in ["/healthz", "/readyz"] {
+        let answer = client
+            .get(format!("http://{health}{path}"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), StatusCode::OK, "{path}");
+    }
+    let eval = client
+        .post(format!("http://{health}/v1/eval"))
+        .body(json!({"code": "return 1"}).to_string())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(eval.status(), StatusCode::NOT_FOUND);
+    drop(busy);
+    let _ = stop.send(());
+    task.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn a_request_head_past_64_kib_is_refused() {
+    let server = start(local()).await;
+    let big = "x".repeat(70 << 10);
+    let answer = reqwest::Client::new()
+        .post(server.url("/v1/eval"))
+        .header("x-padding", big)
+        .body(json!({"code": "return 1"}).to_string())
+        .send()
+        .await;
+    // hyper answers 431 and closes; a client may see the close first.
+    if let Ok(response) = answer {
+        assert_eq!(response.status().as_u16(), 431);
+    }
+    let (status, _, _) = server.post("/v1/eval", json!({"code": "return 1"})).await;
+    assert_eq!(status, StatusCode::OK);
+    server.stop().await;
+}

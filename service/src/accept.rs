@@ -12,9 +12,10 @@
 //!    that sends a request at once, health probes included. Past 64
 //!    connections waiting for a place or being refused at once, a new one
 //!    is closed without an answer.
-//! 2. **Header timeout.** A connection that does not finish its headers
-//!    within [`ListenConfig::header_timeout`] of opening (or of its
-//!    previous answer) is closed.
+//! 2. **Headers.** A connection that does not finish its headers within
+//!    [`ListenConfig::header_timeout`] of opening (or of its previous
+//!    answer) is closed, and a request head past [`MAX_HEAD_BYTES`] is
+//!    refused, so a connection's read buffer holds at most that.
 //! 3. **Write timeout.** A client that does not take an answer within
 //!    [`ListenConfig::write_timeout`] of the server first waiting on it is
 //!    disconnected, and the answer freed.
@@ -48,6 +49,10 @@ use tower_service::Service;
 
 use crate::config::ListenConfig;
 use crate::io::Timed;
+
+/// The largest request head (request line and headers) read, in bytes;
+/// also the most a connection's read buffer holds.
+pub const MAX_HEAD_BYTES: usize = 64 << 10;
 
 /// Connections waiting for a place or being refused at once; past it a
 /// new connection past the cap is closed without an answer.
@@ -404,7 +409,11 @@ async fn connection(
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
-        .header_read_timeout(shared.config.header_timeout);
+        .header_read_timeout(shared.config.header_timeout)
+        // A request head larger than this is refused (431), and the read
+        // buffer holds at most this, not hyper's default of 400 KiB.
+        .max_header_size(MAX_HEAD_BYTES)
+        .max_buf_size(MAX_HEAD_BYTES);
     let connection = builder.serve_connection(io, service);
     tokio::pin!(connection);
     tokio::select! {
