@@ -64,7 +64,8 @@ impl Drop for Killed {
 }
 
 /// Starts `command` with its stderr piped, and reads its stderr until a
-/// line holds `needle`; returns the child and that line. The rest of the
+/// line holds `needle`; returns the child and the lines read, that one
+/// last. The rest of the
 /// log is read on a thread of its own, so that the pipe never fills.
 pub(crate) fn spawn_until(
     mut command: Command,
@@ -79,13 +80,16 @@ pub(crate) fn spawn_until(
     let stderr = child.stderr.take().context("no stderr")?;
     let child = Killed(child);
     let mut lines = BufReader::new(stderr).lines();
+    let mut seen = String::new();
     let found = loop {
         let Some(line) = lines.next() else {
             bail!("{what} exited before its log said '{needle}'");
         };
         let line = line?;
+        seen.push_str(&line);
+        seen.push('\n');
         if line.contains(needle) {
-            break line;
+            break seen;
         }
     };
     std::thread::spawn(move || for _ in lines.by_ref() {});

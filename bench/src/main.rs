@@ -7,6 +7,7 @@
 //!
 //! Exit codes: 0 success; 2 a usage error or a failed run.
 
+mod attack;
 mod awfy;
 mod chart;
 mod inproc;
@@ -100,6 +101,14 @@ pub(crate) struct Options {
     /// python-package` and `just node-package`.
     #[arg(long)]
     packages: bool,
+    /// Measure only the soak under attack: `moonbox serve` with the
+    /// Kubernetes example's flags, an honest tenant and a health probe,
+    /// while an attacker runs each attack in turn; print its table.
+    #[arg(long, conflicts_with_all = ["serve", "nats"])]
+    attack: bool,
+    /// Seconds each round of the soak under attack lasts.
+    #[arg(long, default_value_t = 20)]
+    attack_secs: u64,
     /// Concurrent clients of the serve load test.
     #[arg(long, default_value_t = 32)]
     clients: usize,
@@ -214,6 +223,21 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
                 "a package did not run (see the table)"
             );
         }
+        return Ok(());
+    }
+    if o.attack {
+        let moonbox = moonbox_binary(&o)?;
+        let secs = o.attack_secs.clamp(5, 600);
+        let rounds = attack::run(&moonbox, secs).await?;
+        let release = release_flag();
+        let mut s = format!(
+            "Command: `cargo build{release} -p moonbox-cli && cargo run{release} -p moonbox-bench -- --attack --attack-secs {secs}`\n\
+             Machine: {}\nDate: {}\n",
+            report::machine(),
+            report::today()
+        );
+        attack::table(&mut s, &rounds);
+        println!("{s}");
         return Ok(());
     }
     if o.serve || o.nats {
