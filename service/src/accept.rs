@@ -170,11 +170,26 @@ pub(crate) struct Conn {
     idle_since: AtomicU64,
     /// Told to close to make room.
     evict: Notify,
+    /// Chosen to close already: not chosen again by the next arrival.
+    evicted: AtomicBool,
 }
 
 impl Conn {
     fn is_idle(&self) -> bool {
         self.busy.load(Ordering::Acquire) == 0 && !self.writing.load(Ordering::Relaxed)
+    }
+}
+
+/// A connection's entry in the table, removed when its task ends, however
+/// it ends.
+struct Registered {
+    table: Arc<Table>,
+    id: u64,
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.table.remove(self.id);
     }
 }
 
@@ -197,6 +212,7 @@ impl Table {
             writing: AtomicBool::new(false),
             idle_since: AtomicU64::new(self.now_ms()),
             evict: Notify::new(),
+            evicted: AtomicBool::new(false),
         });
         self.lock().insert(id, conn.clone());
         (id, conn)
@@ -211,10 +227,11 @@ impl Table {
         let open = self.lock();
         let idlest = open
             .iter()
-            .filter(|(_, c)| c.is_idle())
+            .filter(|(_, c)| c.is_idle() && !c.evicted.load(Ordering::Relaxed))
             .min_by_key(|(id, c)| (c.idle_since.load(Ordering::Relaxed), **id));
         match idlest {
             Some((_, conn)) => {
+                conn.evicted.store(true, Ordering::Relaxed);
                 conn.evict.notify_one();
                 true
             }
@@ -384,6 +401,10 @@ async fn connection(
     mut draining: watch::Receiver<bool>,
 ) {
     let (id, conn) = shared.table.add();
+    let registered = Registered {
+        table: shared.table.clone(),
+        id,
+    };
     let io = TokioIo::new(Timed::new(
         stream,
         shared.config.write_timeout,
@@ -433,7 +454,9 @@ async fn connection(
             }
         }
     }
-    shared.table.remove(id);
+    // Out of the table before the place is free, so that no arrival
+    // chooses a connection that is gone.
+    drop(registered);
     drop(place);
 }
 
@@ -499,4 +522,27 @@ async fn write_refusal(refusal: &Refusal, mut stream: TcpStream) {
         Ok::<_, std::io::Error>(())
     })
     .await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrivals_at_the_cap_each_evict_a_different_idle_connection() {
+        let table = Table {
+            epoch: Instant::now(),
+            next: AtomicU64::new(0),
+            open: Mutex::new(HashMap::new()),
+        };
+        let conns: Vec<_> = (0..3).map(|_| table.add().1).collect();
+        // One busy connection is never chosen.
+        conns[0].busy.store(1, Ordering::Release);
+        assert!(table.evict_idlest());
+        assert!(table.evict_idlest());
+        assert!(!table.evict_idlest(), "only two were idle");
+        assert!(!conns[0].evicted.load(Ordering::Relaxed));
+        assert!(conns[1].evicted.load(Ordering::Relaxed));
+        assert!(conns[2].evicted.load(Ordering::Relaxed));
+    }
 }
