@@ -42,7 +42,6 @@ use tokio_util::sync::CancellationToken;
 
 use moonbox_service::ListenConfig;
 use moonbox_service::accept::{Places, Refusal, Refusals};
-use moonbox_service::body::BodyError;
 
 use crate::config::HttpConfig;
 use crate::connections::{Capped, limit_connections};
@@ -139,6 +138,7 @@ impl McpServer {
         let bodies = Arc::new(Bodies {
             max: max_body,
             timeout: http.listen.body_timeout,
+            reading: tokio::sync::Semaphore::new(MAX_READING),
         });
         let mut router = Router::new()
             .route_service(PATH, service)
@@ -271,11 +271,17 @@ fn refusals(max: usize) -> Refusals {
     }
 }
 
-/// The bound and the time limit of a request body.
+/// The bound and the time limit of a request body, and the places for
+/// reading them.
 struct Bodies {
     max: usize,
     timeout: Duration,
+    reading: tokio::sync::Semaphore,
 }
+
+/// Bodies read at once: each is at most the message bound (twice the code
+/// bound and 1 MiB), so this bounds the memory they hold.
+const MAX_READING: usize = 16;
 
 /// Reads a request's body whole, within the message bound and the body
 /// timeout, before the MCP transport sees it: a client that sends a body
@@ -285,20 +291,21 @@ struct Bodies {
 /// # Cancel safety
 /// Dropping it drops what was read.
 async fn read_body(State(bodies): State<Arc<Bodies>>, request: Request, next: Next) -> Response {
+    let Ok(_reading) = bodies.reading.try_acquire() else {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "1")],
+            format!("the server is reading {MAX_READING} request bodies at once, its bound; try again shortly\n"),
+        )
+            .into_response();
+    };
     let (parts, body) = request.into_parts();
     match moonbox_service::body::read(&parts.headers, body, bodies.max, bodies.timeout).await {
         Ok(bytes) => {
             next.run(Request::from_parts(parts, Body::from(bytes)))
                 .await
         }
-        Err(e) => {
-            let status = match e {
-                BodyError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-                BodyError::Timeout { .. } => StatusCode::REQUEST_TIMEOUT,
-                _ => StatusCode::BAD_REQUEST,
-            };
-            (status, format!("{e}\n")).into_response()
-        }
+        Err(e) => (e.status(), format!("{e}\n")).into_response(),
     }
 }
 

@@ -26,6 +26,19 @@ pub enum BodyError {
     Failed(String),
 }
 
+impl BodyError {
+    /// The HTTP status of the refusal: 413, 408, or 400 for a failed
+    /// connection.
+    pub fn status(&self) -> axum::http::StatusCode {
+        use axum::http::StatusCode;
+        match self {
+            BodyError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            BodyError::Timeout { .. } => StatusCode::REQUEST_TIMEOUT,
+            BodyError::Failed(_) => StatusCode::BAD_REQUEST,
+        }
+    }
+}
+
 /// Reads `body` whole, refusing one declared or found longer than `max`
 /// bytes before reading past it, and one that takes longer than `timeout`.
 ///
