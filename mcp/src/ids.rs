@@ -95,17 +95,18 @@ pub(crate) async fn distinct_ids(
     let mut keys = Vec::new();
     {
         let mut in_flight = table.ids.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(id) = ids
-            .iter()
-            .find(|id| in_flight.contains(&(connection.clone(), (*id).clone())))
-        {
+        // An id in flight, or one the message itself repeats.
+        let mut seen = HashSet::new();
+        if let Some(id) = ids.iter().find(|id| {
+            !seen.insert((*id).clone()) || in_flight.contains(&(connection.clone(), (*id).clone()))
+        }) {
             let id: Value = serde_json::from_str(id).unwrap_or(Value::Null);
             let error = json!({
                 "jsonrpc": "2.0",
                 "id": id,
                 "error": {
                     "code": -32600,
-                    "message": "a request with this id is already in flight on this connection; give each request its own id",
+                    "message": "a request with this id is already in flight on this connection (or twice in this batch); give each request its own id",
                 },
             });
             return (

@@ -830,14 +830,16 @@ impl ServerHandler for McpServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        // Counted before the check, so that a drain that sees no call in
+        // flight never misses one that is starting.
+        self.inner.in_flight.fetch_add(1, Ordering::AcqRel);
+        let _in_flight = InFlight(self.inner.clone());
         if self.inner.draining.load(Ordering::Acquire) {
             return Err(ErrorData::internal_error(
                 "the server is stopping and takes no new calls; try again on another instance",
                 None,
             ));
         }
-        self.inner.in_flight.fetch_add(1, Ordering::AcqRel);
-        let _in_flight = InFlight(self.inner.clone());
         let args = request.arguments.unwrap_or_default();
         let result = match request.name.as_ref() {
             RUN_LUA => self.run_lua(args, &context).await,
