@@ -3,6 +3,7 @@
 
 use moonbox::{Limits, MAX_INPUTS, Script};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::error::ApiError;
@@ -16,8 +17,11 @@ pub(crate) const MAX_CHUNK_NAME_BYTES: usize = 256;
 #[serde(deny_unknown_fields)]
 pub(crate) struct EvalBody {
     pub(crate) code: String,
+    /// Kept as text until the eval has its turn: parsed, small JSON values
+    /// take many times their text's size, and requests waiting in the
+    /// queue should hold only their bytes.
     #[serde(default)]
-    pub(crate) inputs: Map<String, Value>,
+    pub(crate) inputs: Option<Box<RawValue>>,
     #[serde(default)]
     pub(crate) chunk_name: Option<String>,
     #[serde(default)]
@@ -30,8 +34,9 @@ pub(crate) struct EvalBody {
 #[serde(deny_unknown_fields)]
 pub(crate) struct SessionEvalBody {
     pub(crate) code: String,
+    /// As [`EvalBody::inputs`].
     #[serde(default)]
-    pub(crate) inputs: Map<String, Value>,
+    pub(crate) inputs: Option<Box<RawValue>>,
     #[serde(default)]
     pub(crate) chunk_name: Option<String>,
 }
@@ -165,17 +170,25 @@ pub(crate) fn parse<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// The script of an eval request.
+/// The script of an eval request, checked but with its inputs still text:
+/// [`Pending::script`] parses them once the eval has its turn.
+pub(crate) struct Pending {
+    code: String,
+    inputs: Option<Box<RawValue>>,
+    chunk_name: Option<String>,
+}
+
+/// Checks an eval request's script, leaving its inputs unparsed.
 ///
 /// # Errors
 /// `code_too_large` (413) past `max_code_bytes`; `bad_request` (400) for a
-/// chunk name too long or too many inputs.
+/// chunk name too long or inputs that are not a JSON object.
 pub(crate) fn script(
     code: String,
-    inputs: Map<String, Value>,
+    inputs: Option<Box<RawValue>>,
     chunk_name: Option<String>,
     max_code_bytes: usize,
-) -> Result<Script, ApiError> {
+) -> Result<Pending, ApiError> {
     if code.len() > max_code_bytes {
         return Err(ApiError::new(
             StatusCode::PAYLOAD_TOO_LARGE,
@@ -186,22 +199,53 @@ pub(crate) fn script(
             ),
         ));
     }
-    if inputs.len() > MAX_INPUTS {
+    if let Some(name) = &chunk_name
+        && (name.is_empty() || name.len() > MAX_CHUNK_NAME_BYTES)
+    {
         return Err(ApiError::bad_request(format!(
-            "the request has {} inputs, more than {MAX_INPUTS}",
-            inputs.len()
+            "chunk_name must be 1 to {MAX_CHUNK_NAME_BYTES} bytes"
         )));
     }
-    let mut script = Script::new(code).inputs(inputs);
-    if let Some(name) = chunk_name {
-        if name.is_empty() || name.len() > MAX_CHUNK_NAME_BYTES {
+    // The whole body parsed, so the text is valid JSON: an object is all
+    // that is left to check before the turn.
+    if inputs
+        .as_ref()
+        .is_some_and(|raw| !raw.get().starts_with('{'))
+    {
+        return Err(ApiError::bad_request(
+            "inputs must be a JSON object of names to values",
+        ));
+    }
+    Ok(Pending {
+        code,
+        inputs,
+        chunk_name,
+    })
+}
+
+impl Pending {
+    /// The script, with its inputs parsed.
+    ///
+    /// # Errors
+    /// `bad_request` (400) for more inputs than a script takes.
+    pub(crate) fn script(self) -> Result<Script, ApiError> {
+        let inputs: Map<String, Value> = match &self.inputs {
+            Some(raw) => serde_json::from_str(raw.get())
+                .map_err(|e| ApiError::bad_request(format!("inputs: {e}")))?,
+            None => Map::new(),
+        };
+        if inputs.len() > MAX_INPUTS {
             return Err(ApiError::bad_request(format!(
-                "chunk_name must be 1 to {MAX_CHUNK_NAME_BYTES} bytes"
+                "the request has {} inputs, more than {MAX_INPUTS}",
+                inputs.len()
             )));
         }
-        script = script.chunk_name(name);
+        let mut script = Script::new(self.code).inputs(inputs);
+        if let Some(name) = self.chunk_name {
+            script = script.chunk_name(name);
+        }
+        Ok(script)
     }
-    Ok(script)
 }
 
 #[cfg(test)]
@@ -258,10 +302,32 @@ mod tests {
 
     #[test]
     fn code_and_chunk_names_are_bounded() {
-        let err = script("x".repeat(11), Map::new(), None, 10).err().unwrap();
+        let err = script("x".repeat(11), None, None, 10).err().unwrap();
         assert_eq!(err.status, StatusCode::PAYLOAD_TOO_LARGE);
-        assert!(script("x".into(), Map::new(), Some(String::new()), 10).is_err());
-        assert!(script("x".into(), Map::new(), Some("n".repeat(257)), 10).is_err());
-        assert!(script("x".into(), Map::new(), Some("tool.lua".into()), 10).is_ok());
+        assert!(script("x".into(), None, Some(String::new()), 10).is_err());
+        assert!(script("x".into(), None, Some("n".repeat(257)), 10).is_err());
+        assert!(script("x".into(), None, Some("tool.lua".into()), 10).is_ok());
+    }
+
+    #[test]
+    fn inputs_stay_text_until_the_script_is_made() {
+        let body: EvalBody =
+            parse(br#"{"code": "return n", "inputs": {"n": [1, 2, 3]}}"#, None).unwrap();
+        let raw = body.inputs.as_ref().unwrap().get().to_owned();
+        assert_eq!(raw, r#"{"n": [1, 2, 3]}"#);
+        let pending = script(body.code, body.inputs, None, 100).unwrap();
+        assert!(pending.script().is_ok());
+        // Not an object: refused before the turn.
+        let body: EvalBody = parse(br#"{"code": "", "inputs": [1]}"#, None).unwrap();
+        let err = script(body.code, body.inputs, None, 100).err().unwrap();
+        assert!(err.message.contains("JSON object"), "{}", err.message);
+        // Too many inputs: refused when the script is made.
+        let many: Map<String, Value> = (0..=MAX_INPUTS)
+            .map(|i| (format!("k{i}"), Value::Null))
+            .collect();
+        let text = serde_json::json!({"code": "", "inputs": many}).to_string();
+        let body: EvalBody = parse(text.as_bytes(), None).unwrap();
+        let pending = script(body.code, body.inputs, None, 100).unwrap();
+        assert!(pending.script().is_err());
     }
 }

@@ -226,11 +226,10 @@ impl Server {
         self.inner.metrics.refused(e.kind);
     }
 
-    /// What the accept loop answers the connections it will not serve:
-    /// `503 too_many_connections` past the cap, `503 draining` during a
-    /// drain, each counted as a refusal.
-    pub(crate) fn refusals(&self) -> Refusals {
-        let max = self.inner.config.listen.max_connections;
+    /// What an accept loop of `max` connections answers the connections
+    /// it will not serve: `503 too_many_connections` past the cap, `503
+    /// draining` during a drain, each counted as a refusal.
+    pub(crate) fn refusals(&self, max: usize) -> Refusals {
         let full = ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "too_many_connections",
@@ -361,17 +360,22 @@ impl Server {
     ///
     /// # Cancel safety
     /// Dropping the future gives the reservation back and leaves the queue.
-    async fn admit(
+    async fn admit<T>(
         &self,
         caller: &Caller,
         limits: &Limits,
-    ) -> Result<(Option<Reserved<'_>>, Turn, Instant), ApiError> {
+        prepare: impl FnOnce() -> Result<T, ApiError>,
+    ) -> Result<(Option<Reserved<'_>>, Turn, Instant, T), ApiError> {
         let mut reserved = self.admit_tenant(caller, limits)?;
         let turn = self.inner.admission.enter(caller.0.as_ref()).await?;
+        // Within the turn, so that requests waiting for one hold only
+        // their bytes, and before the eval is charged as running, so that
+        // one that fails here costs its tenant nothing.
+        let prepared = prepare()?;
         if let Some(reserved) = &mut reserved {
             reserved.start();
         }
-        Ok((reserved, turn, Instant::now()))
+        Ok((reserved, turn, Instant::now(), prepared))
     }
 
     /// The sandbox for a request's limits: the server's, or the same under
@@ -465,9 +469,11 @@ impl Server {
         self.check_body(bytes)?;
         let body: EvalBody = api::parse(bytes, None)?;
         let max_code = self.inner.config.max_code_bytes;
-        let script = api::script(body.code, body.inputs, body.chunk_name, max_code)?;
+        let pending = api::script(body.code, body.inputs, body.chunk_name, max_code)?;
         let sandbox = self.sandbox(body.limits)?;
-        let (reserved, _turn, started) = self.admit(caller, sandbox.limits()).await?;
+        let (reserved, _turn, started, script) = self
+            .admit(caller, sandbox.limits(), || pending.script())
+            .await?;
         let outcome = match sandbox.session(()).await {
             Ok(mut session) => self.run(&mut session, script).await,
             Err(e) => match e.eval_error() {
@@ -567,7 +573,7 @@ impl Server {
         let slot = self.inner.sessions.get(id, caller.name())?;
         let body: SessionEvalBody = api::parse(bytes, None)?;
         let max_code = self.inner.config.max_code_bytes;
-        let script = api::script(body.code, body.inputs, body.chunk_name, max_code)?;
+        let pending = api::script(body.code, body.inputs, body.chunk_name, max_code)?;
         let Ok(mut session) = slot.session.try_lock() else {
             return Err(ApiError::new(
                 StatusCode::CONFLICT,
@@ -581,7 +587,9 @@ impl Server {
         if !self.inner.sessions.is_open(id, &slot) {
             return Err(self.inner.sessions.unknown(id));
         }
-        let (reserved, _turn, started) = self.admit(caller, &slot.limits).await?;
+        let (reserved, _turn, started, script) = self
+            .admit(caller, &slot.limits, || pending.script())
+            .await?;
         let outcome = self.run(&mut session, script).await;
         self.inner.sessions.touch(id);
         drop(session);
