@@ -114,10 +114,18 @@ pub(crate) fn retry_secs(after: Duration) -> u64 {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
+        let body = axum::body::Body::from(self.body().to_string());
+        self.response(body)
+    }
+}
+
+impl ApiError {
+    /// The refusal's response with `body`, its JSON encoded already.
+    pub(crate) fn response(&self, body: axum::body::Body) -> Response {
         let mut response = (
             self.status,
             [(header::CONTENT_TYPE, "application/json")],
-            self.body().to_string(),
+            body,
         )
             .into_response();
         if let Some(after) = self.retry_after {

@@ -21,6 +21,7 @@ use tokio::net::TcpListener;
 use moonbox_service::ListenConfig;
 use moonbox_service::accept::Places;
 use moonbox_service::body::BodyError;
+use moonbox_service::reply::SMALL_REPLY_BYTES;
 
 use crate::error::{ApiError, Error};
 use crate::nats::Worker;
@@ -179,7 +180,7 @@ impl Bound {
             server.router(),
             server.config().listen,
             server.inner.connections.clone(),
-            server.refusals(),
+            server.refusals(server.config().listen.max_connections),
             draining,
         ));
         let _stop_http = AbortOnDrop(http.abort_handle());
@@ -200,7 +201,7 @@ impl Bound {
                     health_server.health_router(),
                     listen,
                     Places::new(HEALTH_CONNECTIONS),
-                    health_server.refusals(),
+                    health_server.refusals(HEALTH_CONNECTIONS),
                     forever,
                 )
                 .await;
@@ -287,28 +288,48 @@ fn answer(server: &Server, ok: StatusCode, result: Result<Value, ApiError>) -> R
         Err(e) => return refuse(server, e),
     };
     let max = server.config().max_reply_bytes;
-    let bytes = match reply::encode(&value, max, "--max-reply-bytes") {
-        Ok(bytes) => bytes,
-        Err(e) => return refuse(server, e),
+    let refusal = match reply::encode(&value, max, "--max-reply-bytes") {
+        Ok(bytes) => match server.inner.replies.hold(bytes) {
+            Ok(bytes) => {
+                return (
+                    ok,
+                    [(header::CONTENT_TYPE, "application/json")],
+                    Body::from(bytes),
+                )
+                    .into_response();
+            }
+            Err(_) => reply::with_report(
+                ApiError::new(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "replies_busy",
+                    format!(
+                        "the server holds as many large answers for slow clients as --reply-memory ({} bytes) allows, so this one's values were dropped; try again shortly",
+                        server.config().reply_memory
+                    ),
+                )
+                .retry_after(Duration::from_secs(1)),
+                &value,
+                max,
+            ),
+        },
+        Err(e) => e,
     };
-    match server.inner.replies.hold(bytes) {
-        Ok(bytes) => (
-            ok,
-            [(header::CONTENT_TYPE, "application/json")],
-            Body::from(bytes),
-        )
-            .into_response(),
+    // A refusal that carries the report takes its size from the memory for
+    // answers too; with no room there, it keeps only what fits in a small
+    // answer.
+    server.count_refused(&refusal);
+    match server
+        .inner
+        .replies
+        .hold(refusal.body().to_string().into_bytes())
+    {
+        Ok(bytes) => refusal.response(Body::from(bytes)),
         Err(_) => {
-            let e = ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "replies_busy",
-                format!(
-                    "the server holds as many large answers for slow clients as --reply-memory ({} bytes) allows, so this one's values were dropped; try again shortly",
-                    server.config().reply_memory
-                ),
-            )
-            .retry_after(Duration::from_secs(1));
-            refuse(server, reply::with_report(e, &value, max))
+            let bare = ApiError {
+                report: None,
+                ..refusal
+            };
+            reply::with_report(bare, &value, SMALL_REPLY_BYTES).into_response()
         }
     }
 }
@@ -461,12 +482,12 @@ async fn read_body(
     .await;
     server.charge_reading(caller, began.elapsed());
     read.map_err(|e| {
-        let (status, kind) = match e {
-            BodyError::TooLarge { .. } => (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large"),
-            BodyError::Timeout { .. } => (StatusCode::REQUEST_TIMEOUT, "body_timeout"),
-            _ => (StatusCode::BAD_REQUEST, "bad_request"),
+        let kind = match e {
+            BodyError::TooLarge { .. } => "body_too_large",
+            BodyError::Timeout { .. } => "body_timeout",
+            _ => "bad_request",
         };
-        ApiError::new(status, kind, e.to_string())
+        ApiError::new(e.status(), kind, e.to_string())
     })
 }
 

@@ -829,6 +829,18 @@ async fn evals_started_together_cannot_overdraw_a_quota() {
 /// Reads from `stream` until the peer closes it (or 10 s pass): what it
 /// sent, and how long that took.
 async fn read_to_close(stream: &mut tokio::net::TcpStream) -> (String, Duration) {
+    let (got, took, ended) = read_until(stream, |_| false).await;
+    assert!(ended, "the server kept the connection open");
+    (got, took)
+}
+
+/// Reads from `stream` until the peer closes it, `enough` says what was
+/// read is enough, or 10 s pass: what was read, how long that took, and
+/// whether it ended before the 10 s.
+async fn read_until(
+    stream: &mut tokio::net::TcpStream,
+    enough: impl Fn(&[u8]) -> bool,
+) -> (String, Duration, bool) {
     use tokio::io::AsyncReadExt;
     let began = Instant::now();
     let mut got = Vec::new();
@@ -839,11 +851,14 @@ async fn read_to_close(stream: &mut tokio::net::TcpStream) -> (String, Duration)
                 Ok(0) | Err(_) => break,
                 Ok(n) => got.extend_from_slice(&buf[..n]),
             }
+            if enough(&got) {
+                break;
+            }
         }
     })
     .await;
-    assert!(read.is_ok(), "the server kept the connection open");
-    (String::from_utf8_lossy(&got).into_owned(), began.elapsed())
+    let text = String::from_utf8_lossy(&got).into_owned();
+    (text, began.elapsed(), read.is_ok())
 }
 
 /// Opens a connection that sends a request's headers and part of its
@@ -1248,30 +1263,17 @@ async fn slow_bodies_are_charged_to_their_tenant_which_is_then_refused_unread() 
 /// Reads until a whole answer of known length has arrived or the server
 /// closes the connection (or 10 s pass).
 async fn read_to_close_or_answer(stream: &mut tokio::net::TcpStream) -> (String, Duration) {
-    use tokio::io::AsyncReadExt;
-    let began = Instant::now();
-    let mut got = Vec::new();
-    let _ = tokio::time::timeout(Duration::from_secs(10), async {
-        let mut buf = [0u8; 4096];
-        loop {
-            match stream.read(&mut buf).await {
-                Ok(0) | Err(_) => break,
-                Ok(n) => got.extend_from_slice(&buf[..n]),
-            }
-            let text = String::from_utf8_lossy(&got);
-            if let Some((head, body)) = text.split_once("\r\n\r\n") {
-                let length = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length: "))
-                    .and_then(|n| n.trim().parse::<usize>().ok());
-                if length.is_some_and(|n| body.len() >= n) {
-                    break;
-                }
-            }
-        }
-    })
-    .await;
-    (String::from_utf8_lossy(&got).into_owned(), began.elapsed())
+    let whole = |got: &[u8]| {
+        let text = String::from_utf8_lossy(got);
+        text.split_once("\r\n\r\n").is_some_and(|(head, body)| {
+            head.lines()
+                .find_map(|l| l.strip_prefix("content-length: "))
+                .and_then(|n| n.trim().parse::<usize>().ok())
+                .is_some_and(|n| body.len() >= n)
+        })
+    };
+    let (got, took, _) = read_until(stream, whole).await;
+    (got, took)
 }
 
 #[tokio::test]
