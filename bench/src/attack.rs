@@ -254,44 +254,25 @@ fn start_attack(
             // 2.5 MB of a control character is 15 MB of JSON (each byte
             // becomes `\u0001`), just under the reply bound.
             let body = serde_json::json!({"code": "return string.rep('\\1', 2500000)"}).to_string();
-            let request = post(&body, body.len());
-            for _ in 0..200 {
-                let (request, stop) = (request.clone(), stop.clone());
-                tasks.spawn(async move {
-                    // A new connection whenever the server lets one go.
-                    while !stop.load(Ordering::Relaxed) {
-                        let Ok(mut stream) = TcpStream::connect(addr).await else {
-                            tokio::time::sleep(Duration::from_millis(100)).await;
-                            continue;
-                        };
-                        if stream.write_all(request.as_bytes()).await.is_err() {
-                            continue;
-                        }
-                        hold(&stream).await;
-                    }
-                });
-            }
+            let request = post(&body, body.len()).into_bytes();
+            raw_clients(tasks, addr, 200, request, None, &stop);
         }
         Attack::StalledBodies => {
             let length = 1 << 20;
             let mut request = post("", length).into_bytes();
             request.extend(std::iter::repeat_n(b' ', length - 1));
-            let request = Arc::new(request);
-            for _ in 0..150 {
-                let (request, stop) = (request.clone(), stop.clone());
-                tasks.spawn(async move {
-                    while !stop.load(Ordering::Relaxed) {
-                        let Ok(mut stream) = TcpStream::connect(addr).await else {
-                            tokio::time::sleep(Duration::from_millis(100)).await;
-                            continue;
-                        };
-                        if stream.write_all(&request).await.is_err() {
-                            continue;
-                        }
-                        hold(&stream).await;
-                    }
-                });
-            }
+            raw_clients(tasks, addr, 150, request, None, &stop);
+        }
+        Attack::SlowHeaders => {
+            let opening = b"POST /v1/eval HTTP/1.1\r\n".to_vec();
+            raw_clients(
+                tasks,
+                addr,
+                600,
+                opening,
+                Some(Duration::from_secs(5)),
+                &stop,
+            );
         }
         Attack::Sessions => {
             tasks.spawn(async move {
@@ -325,33 +306,44 @@ fn start_attack(
                 std::future::pending::<()>().await;
             });
         }
-        Attack::SlowHeaders => {
-            for _ in 0..600 {
-                let stop = stop.clone();
-                tasks.spawn(async move {
-                    while !stop.load(Ordering::Relaxed) {
-                        let Ok(mut stream) = TcpStream::connect(addr).await else {
-                            tokio::time::sleep(Duration::from_millis(100)).await;
-                            continue;
-                        };
-                        if stream
-                            .write_all(b"POST /v1/eval HTTP/1.1\r\n")
-                            .await
-                            .is_err()
-                        {
-                            continue;
-                        }
-                        trickle(&mut stream, Duration::from_secs(5)).await;
-                    }
-                });
-            }
-        }
         Attack::Cpu => {
             // Cubic backtracking inside one string.find.
             let code = "return string.find(string.rep('a', 3000), 'a*a*a*b')";
             evals(tasks, addr, 8, code, stop);
         }
         Attack::Flood => evals(tasks, addr, 64, HONEST_SCRIPT, stop),
+    }
+}
+
+/// `count` connections that each send `opening`, then either a byte every
+/// `trickle` or nothing, never reading, and open again whenever the server
+/// lets one go.
+fn raw_clients(
+    tasks: &mut JoinSet<()>,
+    addr: std::net::SocketAddr,
+    count: usize,
+    opening: Vec<u8>,
+    trickle_every: Option<Duration>,
+    stop: &Arc<AtomicBool>,
+) {
+    let opening = Arc::new(opening);
+    for _ in 0..count {
+        let (opening, stop) = (opening.clone(), stop.clone());
+        tasks.spawn(async move {
+            while !stop.load(Ordering::Relaxed) {
+                let Ok(mut stream) = TcpStream::connect(addr).await else {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                };
+                if stream.write_all(&opening).await.is_err() {
+                    continue;
+                }
+                match trickle_every {
+                    Some(every) => trickle(&mut stream, every).await,
+                    None => hold(&stream).await,
+                }
+            }
+        });
     }
 }
 
