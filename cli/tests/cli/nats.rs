@@ -262,9 +262,13 @@ async fn serve_secret(config: NatsConfig) -> tokio::task::JoinHandle<()> {
     })
 }
 
+/// A client that takes a session's worker as gone after half a second
+/// without a subscriber (the tests lose workers on purpose).
 async fn remote(url: &str) -> RemoteSandbox {
     let client = NatsConfig::new(url).connect().await.unwrap();
-    RemoteSandbox::new(client).timeout(Duration::from_secs(20))
+    RemoteSandbox::new(client)
+        .timeout(Duration::from_secs(20))
+        .session_grace(Duration::from_millis(500))
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -998,7 +1002,10 @@ async fn past_max_payload_a_call_fails_alone_and_an_answer_keeps_its_report() {
 async fn a_session_survives_its_worker_reconnecting_to_nats() {
     let mut nats = NatsServer::start(None);
     let _worker = Worker::start(&nats.url, &[]);
-    let remote = remote(&nats.url).await;
+    // The default grace, which a reconnection must fit in.
+    let remote = remote(&nats.url)
+        .await
+        .session_grace(RemoteSandbox::DEFAULT_SESSION_GRACE);
     let mut session = remote.session().await.unwrap();
     session.eval("x = 41").await.unwrap();
     // Both the client and the worker lose the bus and reconnect; whichever

@@ -88,6 +88,7 @@ pub struct RemoteSandbox {
     client: Client,
     prefix: String,
     timeout: Duration,
+    session_grace: Duration,
 }
 
 /// A session on one worker.
@@ -103,18 +104,31 @@ impl RemoteSandbox {
     /// eval timeout and queue wait together.
     pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 
+    /// The default [`RemoteSandbox::session_grace`].
+    pub const DEFAULT_SESSION_GRACE: Duration = Duration::from_secs(3);
+
     /// A client on `client` with the default prefix and timeout.
     pub fn new(client: Client) -> RemoteSandbox {
         RemoteSandbox {
             client,
             prefix: super::DEFAULT_PREFIX.to_owned(),
             timeout: Self::DEFAULT_TIMEOUT,
+            session_grace: Self::DEFAULT_SESSION_GRACE,
         }
     }
 
     /// The workers' subject prefix. Default `moonbox`.
     pub fn prefix(mut self, prefix: impl Into<String>) -> Self {
         self.prefix = prefix.into();
+        self
+    }
+
+    /// How long a session's subject may go without a subscriber before
+    /// its worker is taken as gone ([`RemoteError::SessionLost`]): longer
+    /// than a worker takes to reconnect to NATS and subscribe again.
+    /// Default [`RemoteSandbox::DEFAULT_SESSION_GRACE`].
+    pub fn session_grace(mut self, grace: Duration) -> Self {
+        self.session_grace = grace;
         self
     }
 
@@ -353,7 +367,7 @@ impl RemoteSandbox {
     }
 
     /// A request on a session's subject: no subscriber for
-    /// [`SESSION_GRACE`] means its worker has gone. A worker that lost its
+    /// the session grace means its worker has gone. A worker that lost its
     /// connection to NATS has no subscription until it reconnects, and
     /// "no responders" means nothing ran, so the request is sent again
     /// until the grace has passed.
@@ -371,7 +385,7 @@ impl RemoteSandbox {
                 .await
             {
                 Err(RemoteError::NoWorkers { .. }) => {
-                    if began.elapsed() + pause > SESSION_GRACE {
+                    if began.elapsed() + pause > self.session_grace {
                         return Err(RemoteError::SessionLost { id: id.to_owned() });
                     }
                     tokio::time::sleep(pause).await;
@@ -382,11 +396,6 @@ impl RemoteSandbox {
         }
     }
 }
-
-/// How long a session's subject may go without a subscriber before its
-/// worker is taken as gone: longer than a worker takes to reconnect to
-/// NATS and subscribe again.
-const SESSION_GRACE: Duration = Duration::from_secs(3);
 
 /// Claims a request may take before it fails with the last error.
 const MAX_CLAIMS: usize = 5;
