@@ -40,37 +40,45 @@ impl<S> Timed<S> {
         }
     }
 
-    /// The write cannot go on yet: sets the deadline if it is not set, and
-    /// fails once it has passed.
-    fn wait<T>(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<T>> {
-        let timeout = self.timeout;
-        let deadline = self
-            .deadline
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(Instant::now() + timeout)));
+    /// Runs one write-side operation under the deadline: fails it once
+    /// the deadline has passed (even when the socket happens to take it);
+    /// when it has to wait for the client, sets the deadline if it is not
+    /// set.
+    fn timed<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        op: impl FnOnce(Pin<&mut S>, &mut Context<'_>) -> Poll<io::Result<T>>,
+    ) -> Poll<io::Result<T>>
+    where
+        S: Unpin,
+    {
+        if self.deadline.as_ref().is_some_and(|d| d.is_elapsed()) {
+            return Poll::Ready(Err(self.timed_out()));
+        }
         self.conn.writing.store(true, Ordering::Relaxed);
-        match deadline.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
-                io::ErrorKind::TimedOut,
-                format!(
-                    "the client did not take the answer within the write timeout ({} ms)",
-                    timeout.as_millis()
-                ),
-            ))),
-            Poll::Pending => Poll::Pending,
+        match op(Pin::new(&mut self.inner), cx) {
+            Poll::Pending => {
+                let timeout = self.timeout;
+                let deadline = self.deadline.get_or_insert_with(|| {
+                    Box::pin(tokio::time::sleep_until(Instant::now() + timeout))
+                });
+                match deadline.as_mut().poll(cx) {
+                    Poll::Ready(()) => Poll::Ready(Err(self.timed_out())),
+                    Poll::Pending => Poll::Pending,
+                }
+            }
+            ready => ready,
         }
     }
 
-    /// Fails a write attempted after the deadline passed, even when the
-    /// socket happens to take it.
-    fn expired(&self) -> bool {
-        self.deadline.as_ref().is_some_and(|d| d.is_elapsed())
-    }
-
-    fn timed_out<T>(&self) -> Poll<io::Result<T>> {
-        Poll::Ready(Err(io::Error::new(
+    fn timed_out(&self) -> io::Error {
+        io::Error::new(
             io::ErrorKind::TimedOut,
-            "the client did not take the answer within the write timeout",
-        )))
+            format!(
+                "the client did not take the answer within the write timeout ({} ms)",
+                self.timeout.as_millis()
+            ),
+        )
     }
 }
 
@@ -90,16 +98,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Timed<S> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        if self.expired() {
-            return self.timed_out();
-        }
-        match Pin::new(&mut self.inner).poll_write(cx, buf) {
-            Poll::Pending => self.wait(cx),
-            ready => {
-                self.conn.writing.store(true, Ordering::Relaxed);
-                ready
-            }
-        }
+        self.timed(cx, |inner, cx| inner.poll_write(cx, buf))
     }
 
     fn poll_write_vectored(
@@ -107,16 +106,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Timed<S> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        if self.expired() {
-            return self.timed_out();
-        }
-        match Pin::new(&mut self.inner).poll_write_vectored(cx, bufs) {
-            Poll::Pending => self.wait(cx),
-            ready => {
-                self.conn.writing.store(true, Ordering::Relaxed);
-                ready
-            }
-        }
+        self.timed(cx, |inner, cx| inner.poll_write_vectored(cx, bufs))
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -124,27 +114,16 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Timed<S> {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if self.expired() {
-            return self.timed_out();
+        let flushed = self.timed(cx, |inner, cx| inner.poll_flush(cx));
+        if flushed.is_ready() {
+            // Everything queued is with the system: nothing to wait for.
+            self.deadline = None;
+            self.conn.writing.store(false, Ordering::Relaxed);
         }
-        match Pin::new(&mut self.inner).poll_flush(cx) {
-            Poll::Pending => self.wait(cx),
-            Poll::Ready(result) => {
-                // Everything queued is with the system: nothing to wait for.
-                self.deadline = None;
-                self.conn.writing.store(false, Ordering::Relaxed);
-                Poll::Ready(result)
-            }
-        }
+        flushed
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        if self.expired() {
-            return self.timed_out();
-        }
-        match Pin::new(&mut self.inner).poll_shutdown(cx) {
-            Poll::Pending => self.wait(cx),
-            ready => ready,
-        }
+        self.timed(cx, |inner, cx| inner.poll_shutdown(cx))
     }
 }
