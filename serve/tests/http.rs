@@ -854,18 +854,31 @@ async fn read_until(
     (text, began.elapsed(), read.is_ok())
 }
 
+/// Opens a raw connection and sends `POST /v1/eval` with `key` (if any),
+/// a declared body of `length` bytes, and `sent` of it.
+async fn raw_post(
+    addr: std::net::SocketAddr,
+    key: Option<&str>,
+    length: usize,
+    sent: &[u8],
+) -> tokio::net::TcpStream {
+    use tokio::io::AsyncWriteExt;
+    let auth = key.map_or(String::new(), |key| {
+        format!("Authorization: Bearer {key}\r\n")
+    });
+    let head = format!(
+        "POST /v1/eval HTTP/1.1\r\nHost: 127.0.0.1\r\n{auth}Content-Length: {length}\r\n\r\n"
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    stream.write_all(sent).await.unwrap();
+    stream
+}
+
 /// Opens a connection that sends a request's headers and part of its
 /// body, so that it stays busy until the body timeout.
 async fn busy_connection(server: &Running) -> tokio::net::TcpStream {
-    use tokio::io::AsyncWriteExt;
-    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
-    stream
-        .write_all(
-            b"POST /v1/eval HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"code\":",
-        )
-        .await
-        .unwrap();
-    stream
+    raw_post(server.addr, None, 100, b"{\"code\":").await
 }
 
 #[tokio::test]
@@ -959,7 +972,6 @@ async fn at_the_connection_cap_the_idlest_connection_makes_room_for_a_health_pro
 
 #[tokio::test]
 async fn a_client_that_does_not_read_its_answer_is_cut_off_at_the_write_timeout() {
-    use tokio::io::AsyncWriteExt;
     let config = local()
         .write_timeout(Duration::from_millis(500))
         .max_reply_bytes(64 << 20)
@@ -969,17 +981,7 @@ async fn a_client_that_does_not_read_its_answer_is_cut_off_at_the_write_timeout(
     // A short request whose answer (about 25 MB of JSON) is far more than
     // the sockets' buffers hold, from a client that never reads.
     let body = json!({"code": "return string.rep('\\1', 4 * 1024 * 1024)"}).to_string();
-    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
-    stream
-        .write_all(
-            format!(
-                "POST /v1/eval HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n{body}",
-                body.len()
-            )
-            .as_bytes(),
-        )
-        .await
-        .unwrap();
+    let stream = raw_post(server.addr, None, body.len(), body.as_bytes()).await;
     server.wait_for("moonbox_http_connections 2").await;
     // The server gives up on it, and its place (and the answer) is freed,
     // though the client still holds its end.
@@ -1039,15 +1041,8 @@ async fn a_client_that_never_finishes_its_headers_is_closed_and_holds_a_drain_on
 
 #[tokio::test]
 async fn a_body_that_does_not_arrive_in_time_gets_408() {
-    use tokio::io::AsyncWriteExt;
     let server = start(local().body_timeout(Duration::from_millis(300))).await;
-    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
-    stream
-        .write_all(
-            b"POST /v1/eval HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 100\r\n\r\n{\"code\":",
-        )
-        .await
-        .unwrap();
+    let mut stream = raw_post(server.addr, None, 100, b"{\"code\":").await;
     let (answer, took) = read_to_close(&mut stream).await;
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("\"kind\":\"body_timeout\""), "{answer}");
@@ -1086,7 +1081,6 @@ async fn an_answer_past_the_reply_bound_is_refused_with_the_report_minus_its_val
 
 #[tokio::test]
 async fn clients_that_do_not_read_hold_no_more_than_the_reply_memory() {
-    use tokio::io::AsyncWriteExt;
     let config = local()
         .max_reply_bytes(16 << 20)
         .reply_memory(16 << 20)
@@ -1095,17 +1089,7 @@ async fn clients_that_do_not_read_hold_no_more_than_the_reply_memory() {
     // An answer of 15 MB, more than the sockets' buffers take, for a
     // client that never reads: it holds most of the memory for answers.
     let big = json!({"code": "return string.rep('x', 15000000)"}).to_string();
-    let mut holder = tokio::net::TcpStream::connect(server.addr).await.unwrap();
-    holder
-        .write_all(
-            format!(
-                "POST /v1/eval HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: {}\r\n\r\n{big}",
-                big.len()
-            )
-            .as_bytes(),
-        )
-        .await
-        .unwrap();
+    let holder = raw_post(server.addr, None, big.len(), big.as_bytes()).await;
     server
         .wait_for("moonbox_evals_total{kind=\"eval\",outcome=\"ok\"} 1")
         .await;
@@ -1149,18 +1133,7 @@ async fn clients_that_do_not_read_hold_no_more_than_the_reply_memory() {
 /// Sends a request's headers with `key` and part of its body, so that the
 /// body stays unfinished.
 async fn stalled_body(server: &Running, key: &str) -> tokio::net::TcpStream {
-    use tokio::io::AsyncWriteExt;
-    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
-    stream
-        .write_all(
-            format!(
-                "POST /v1/eval HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\nContent-Length: 100\r\n\r\n{{\"code\":"
-            )
-            .as_bytes(),
-        )
-        .await
-        .unwrap();
-    stream
+    raw_post(server.addr, Some(key), 100, b"{\"code\":").await
 }
 
 #[tokio::test]
@@ -1219,13 +1192,13 @@ async fn slow_bodies_are_charged_to_their_tenant_which_is_then_refused_unread() 
     // tiny's 200 ms a minute would admit this eval, but its body takes
     // 400 ms to arrive, which the quota pays first.
     let body = json!({"code": "return 1"}).to_string();
-    let mut stream = tokio::net::TcpStream::connect(server.addr).await.unwrap();
-    let head = format!(
-        "POST /v1/eval HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer tiny-key-0123456789\r\nContent-Length: {}\r\n\r\n",
-        body.len()
-    );
-    stream.write_all(head.as_bytes()).await.unwrap();
-    stream.write_all(&body.as_bytes()[..5]).await.unwrap();
+    let mut stream = raw_post(
+        server.addr,
+        Some("tiny-key-0123456789"),
+        body.len(),
+        &body.as_bytes()[..5],
+    )
+    .await;
     tokio::time::sleep(Duration::from_millis(400)).await;
     stream.write_all(&body.as_bytes()[5..]).await.unwrap();
     let (answer, _) = read_to_close_or_answer(&mut stream).await;
