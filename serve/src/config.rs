@@ -3,7 +3,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use moonbox_service::ListenConfig;
+use moonbox_service::{ListenConfig, reply};
 
 use crate::error::Error;
 use crate::keys::Keys;
@@ -106,14 +106,14 @@ impl ServeConfig {
     /// Most [`ServeConfig::max_body_bytes`] (and code bytes).
     pub const MAX_MAX_BODY_BYTES: usize = 1 << 30;
     /// Default [`ServeConfig::max_reply_bytes`].
-    pub const DEFAULT_MAX_REPLY_BYTES: usize = 16 << 20;
+    pub const DEFAULT_MAX_REPLY_BYTES: usize = reply::DEFAULT_MAX_REPLY_BYTES;
     /// Least [`ServeConfig::max_reply_bytes`].
-    pub const MIN_MAX_REPLY_BYTES: usize = 64 << 10;
+    pub const MIN_MAX_REPLY_BYTES: usize = reply::MIN_MAX_REPLY_BYTES;
     /// Default [`ServeConfig::reply_memory`].
-    pub const DEFAULT_REPLY_MEMORY: usize = 256 << 20;
+    pub const DEFAULT_REPLY_MEMORY: usize = reply::DEFAULT_REPLY_MEMORY;
     /// Most [`ServeConfig::max_reply_bytes`] and
     /// [`ServeConfig::reply_memory`].
-    pub const MAX_REPLY_MEMORY: usize = 1 << 40;
+    pub const MAX_REPLY_MEMORY: usize = reply::MAX_REPLY_MEMORY;
     /// Default [`ServeConfig::drain_timeout`].
     pub const DEFAULT_DRAIN_TIMEOUT: Duration = Duration::from_secs(30);
     /// Most [`ServeConfig::drain_timeout`].
@@ -304,22 +304,8 @@ impl ServeConfig {
         self.listen
             .validate()
             .map_err(|e| Error::Config(e.to_string()))?;
-        if !(Self::MIN_MAX_REPLY_BYTES..=Self::MAX_REPLY_MEMORY).contains(&self.max_reply_bytes) {
-            return Err(Error::Config(format!(
-                "max_reply_bytes is {}; use {} to {}",
-                self.max_reply_bytes,
-                Self::MIN_MAX_REPLY_BYTES,
-                Self::MAX_REPLY_MEMORY
-            )));
-        }
-        if !(self.max_reply_bytes..=Self::MAX_REPLY_MEMORY).contains(&self.reply_memory) {
-            return Err(Error::Config(format!(
-                "reply_memory is {}; use max_reply_bytes ({}) to {}, so that an answer at its bound fits",
-                self.reply_memory,
-                self.max_reply_bytes,
-                Self::MAX_REPLY_MEMORY
-            )));
-        }
+        reply::check(self.max_reply_bytes, self.reply_memory)
+            .map_err(|e| Error::Config(e.to_string()))?;
         if self.max_code_bytes > self.max_body_bytes {
             return Err(Error::Config(format!(
                 "max_code_bytes ({}) is more than max_body_bytes ({}), so code at its bound could never arrive; raise max_body_bytes",

@@ -5,79 +5,20 @@
 //! `reply_too_large` with the report minus its values. Remote capability
 //! calls use the same bounded encoding for their arguments.
 
-use std::io::Write;
-
 use axum::http::StatusCode;
-use serde_json::{Map, Value};
+use moonbox_service::reply::{shrink, within};
+use serde_json::Value;
 
 use crate::error::ApiError;
-
-/// A writer that refuses to grow past its bound.
-struct Bounded {
-    bytes: Vec<u8>,
-    max: usize,
-}
-
-impl Write for Bounded {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        if self.bytes.len().saturating_add(buf.len()) > self.max {
-            return Err(std::io::Error::other("past the bound"));
-        }
-        self.bytes.extend_from_slice(buf);
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// `value` as JSON text of at most `max` bytes, or `None` past it (having
-/// written no more than `max`).
-pub(crate) fn within(value: &Value, max: usize) -> Option<Vec<u8>> {
-    let mut out = Bounded {
-        bytes: Vec::new(),
-        max,
-    };
-    serde_json::to_writer(&mut out, value).ok()?;
-    Some(out.bytes)
-}
-
-/// The report without the fields named, each replaced by its empty form.
-fn without(report: &Value, fields: &[&str]) -> Value {
-    let Some(map) = report.as_object() else {
-        return report.clone();
-    };
-    let mut kept = Map::new();
-    for (name, value) in map {
-        let empty = match name.as_str() {
-            _ if !fields.contains(&name.as_str()) => value.clone(),
-            "output" => Value::String(String::new()),
-            "output_base64" => continue,
-            _ => Value::Array(Vec::new()),
-        };
-        kept.insert(name.clone(), empty);
-    }
-    Value::Object(kept)
-}
-
-/// The fields dropped, in order, until a refusal fits: the values, then
-/// what the script wrote (output, logs and the audit trail).
-const DROPPED: [&[&str]; 2] = [
-    &["values"],
-    &["values", "output", "output_base64", "logs", "calls"],
-];
 
 /// Gives `e` the report of the eval that ran, with as little dropped as
 /// lets it fit in `max` bytes; without it when even the stats do not.
 pub(crate) fn with_report(e: ApiError, report: &Value, max: usize) -> ApiError {
-    for fields in DROPPED {
-        let fitted = e.clone().with_report(without(report, fields));
-        if within(&fitted.body(), max).is_some() {
-            return fitted;
-        }
+    let fits = |kept: &Value| within(&e.clone().with_report(kept.clone()).body(), max).is_some();
+    match shrink(report, fits) {
+        Some(kept) => e.with_report(kept),
+        None => e,
     }
-    e
 }
 
 /// The answer `value` as JSON of at most `max` bytes.

@@ -90,7 +90,7 @@ async fn call(
     // on it) off the bus while it reconnects: such a call fails here, and
     // only the call.
     let max = client.server_info().max_payload;
-    let payload = crate::reply::within(&Value::Array(args), max).ok_or_else(|| {
+    let payload = moonbox_service::reply::within(&Value::Array(args), max).ok_or_else(|| {
         CapabilityError::new(format!(
             "the arguments of {name} are larger than the NATS server's max_payload ({max} bytes); pass less, or raise max_payload"
         ))
