@@ -1,12 +1,13 @@
 //! What `moonbox serve` and `moonbox mcp` share: the HTTP transport's
 //! timeouts (one flag, one default and one bound each, from
-//! [`ListenConfig`]) and the signals that stop them.
+//! [`ListenConfig`]), the bounds of their answers (from
+//! [`moonbox_service::reply`]) and the signals that stop them.
 
 use anyhow::Result;
 use clap::Args;
-use moonbox_service::ListenConfig;
+use moonbox_service::{ListenConfig, reply};
 
-use crate::args::Wait;
+use crate::args::{Size, Wait};
 
 #[derive(Args)]
 pub(crate) struct TimeoutArgs {
@@ -33,6 +34,34 @@ impl TimeoutArgs {
             .header_timeout(self.header_timeout.0)
             .body_timeout(self.body_timeout.0)
             .write_timeout(self.write_timeout.0)
+    }
+}
+
+#[derive(Args)]
+pub(crate) struct ReplyArgs {
+    /// Bytes of one answer's JSON (64KiB to 4GiB); past it the answer is
+    /// refused as reply_too_large, with the report minus its values.
+    #[arg(long, value_name = "SIZE", default_value_t = Size(reply::DEFAULT_MAX_REPLY_BYTES as u64))]
+    max_reply_bytes: Size,
+    /// Over HTTP, memory that answers over 64KiB may hold at once while
+    /// clients take them (--max-reply-bytes to 4GiB); an answer that does
+    /// not fit is refused as replies_busy, with the report minus its values.
+    #[arg(long, value_name = "SIZE", default_value_t = Size(reply::DEFAULT_REPLY_MEMORY as u64))]
+    reply_memory: Size,
+}
+
+impl ReplyArgs {
+    /// `--max-reply-bytes` and `--reply-memory`, checked.
+    pub(crate) fn bytes(&self) -> Result<(usize, usize)> {
+        let addressable = |flag: &str, n: u64| {
+            usize::try_from(n).map_err(|_| {
+                anyhow::anyhow!("{flag} is {n} bytes, more than this machine can address")
+            })
+        };
+        let max = addressable("--max-reply-bytes", self.max_reply_bytes.0)?;
+        let memory = addressable("--reply-memory", self.reply_memory.0)?;
+        reply::check(max, memory)?;
+        Ok((max, memory))
     }
 }
 

@@ -11,7 +11,7 @@ use moonbox_mcp::{HttpConfig, McpServer, ServerConfig, TOKEN_ENV};
 use moonbox_service::ListenConfig;
 
 use crate::args::{SandboxArgs, Wait, parse_count, read_secret};
-use crate::listen::{TimeoutArgs, shutdown_signal};
+use crate::listen::{ReplyArgs, TimeoutArgs, shutdown_signal};
 
 #[derive(Args)]
 pub(crate) struct McpArgs {
@@ -47,6 +47,8 @@ pub(crate) struct McpArgs {
     max_http_connections: usize,
     #[command(flatten)]
     timeouts: TimeoutArgs,
+    #[command(flatten)]
+    replies: ReplyArgs,
     /// Close a session after this long without a call (accepts 30s, 10m,
     /// 1h; at most 24h).
     #[arg(long, value_name = "DURATION",
@@ -100,10 +102,12 @@ fn token(file: Option<&Path>) -> Result<Option<String>> {
 pub(crate) async fn serve(mcp: &McpArgs, sandbox_args: &SandboxArgs) -> Result<u8> {
     // The token and origins are checked before the sandbox is built, so
     // that a refused configuration fails at once.
+    let (max_reply, reply_memory) = mcp.replies.bytes()?;
     let http = match mcp.http {
         Some(addr) => {
             let mut http = HttpConfig::new(addr)
                 .max_connections(mcp.max_connections)
+                .reply_memory(reply_memory)
                 .listen(mcp.timeouts.listen(mcp.max_http_connections));
             for origin in &mcp.allow_origin {
                 http = http.allow_origin(origin);
@@ -120,7 +124,8 @@ pub(crate) async fn serve(mcp: &McpArgs, sandbox_args: &SandboxArgs) -> Result<u
     let config = ServerConfig::default()
         .max_sessions(mcp.max_sessions)
         .session_ttl(mcp.session_ttl.0)
-        .max_code_bytes(sandbox_args.max_script_bytes());
+        .max_code_bytes(sandbox_args.max_script_bytes())
+        .max_reply_bytes(max_reply);
     let mut builder = sandbox_args.builder()?;
     let mut names: Vec<String> = Vec::new();
     for spec in &mcp.upstream {

@@ -10,7 +10,7 @@ use moonbox_serve::{Keys, NatsAuth, NatsConfig, ServeConfig, Server, Worker, rem
 use moonbox_service::ListenConfig;
 
 use crate::args::{SandboxArgs, Size, Wait, parse_count, read_secret};
-use crate::listen::TimeoutArgs;
+use crate::listen::{ReplyArgs, TimeoutArgs};
 
 #[derive(Args)]
 pub(crate) struct ServeArgs {
@@ -56,15 +56,8 @@ pub(crate) struct ServeArgs {
     /// --max-script-bytes.
     #[arg(long, value_name = "SIZE", default_value_t = Size(ServeConfig::DEFAULT_MAX_BODY_BYTES as u64))]
     max_body_bytes: Size,
-    /// Bytes of one answer's JSON (64KiB to 4GiB); past it the answer is
-    /// 413 reply_too_large, with the report minus its values.
-    #[arg(long, value_name = "SIZE", default_value_t = Size(ServeConfig::DEFAULT_MAX_REPLY_BYTES as u64))]
-    max_reply_bytes: Size,
-    /// Memory that answers over 64KiB may hold at once while clients take
-    /// them (--max-reply-bytes to 4GiB); an answer that does not fit is
-    /// 503 replies_busy, with the report minus its values.
-    #[arg(long, value_name = "SIZE", default_value_t = Size(ServeConfig::DEFAULT_REPLY_MEMORY as u64))]
-    reply_memory: Size,
+    #[command(flatten)]
+    replies: ReplyArgs,
     /// On SIGTERM or Ctrl-C, how long evals in flight may finish before
     /// they are cancelled (at most 1h).
     #[arg(long, value_name = "DURATION", default_value_t = Wait(ServeConfig::DEFAULT_DRAIN_TIMEOUT))]
@@ -193,6 +186,7 @@ pub(crate) async fn serve(args: &ServeArgs, sandbox_args: &SandboxArgs) -> Resul
     };
     let body = usize::try_from(args.max_body_bytes.0)
         .map_err(|_| too_big("--max-body-bytes", args.max_body_bytes.0))?;
+    let (max_reply, reply_memory) = args.replies.bytes()?;
     let code = usize::try_from(sandbox_args.max_script_bytes())
         .map_err(|_| too_big("--max-script-bytes", sandbox_args.max_script_bytes()))?;
     let mut config = ServeConfig::new(args.addr)
@@ -205,14 +199,8 @@ pub(crate) async fn serve(args: &ServeArgs, sandbox_args: &SandboxArgs) -> Resul
         .max_body_bytes(body)
         // Code at the script bound, but never more than a body holds.
         .max_code_bytes(code.min(body))
-        .max_reply_bytes(
-            usize::try_from(args.max_reply_bytes.0)
-                .map_err(|_| too_big("--max-reply-bytes", args.max_reply_bytes.0))?,
-        )
-        .reply_memory(
-            usize::try_from(args.reply_memory.0)
-                .map_err(|_| too_big("--reply-memory", args.reply_memory.0))?,
-        )
+        .max_reply_bytes(max_reply)
+        .reply_memory(reply_memory)
         .drain_timeout(args.drain_timeout.0)
         .listen(args.timeouts.listen(args.max_connections));
     if let Some(path) = &args.keys {

@@ -3,7 +3,7 @@
 use std::net::{Ipv4Addr, SocketAddr};
 use std::time::Duration;
 
-use moonbox_service::ListenConfig;
+use moonbox_service::{ListenConfig, reply};
 
 use crate::error::Error;
 
@@ -35,6 +35,13 @@ pub struct ServerConfig {
     /// embedder adds to the sandbox beyond what the description lists
     /// (capabilities offered from elsewhere, conventions). Default: none.
     pub extra_description: Option<String>,
+    /// The largest answer to a call, in bytes of its JSON (the report in
+    /// `structuredContent`, with the text line). An eval whose report is
+    /// larger is answered as a tool error, `reply_too_large`, with the
+    /// report minus its values (and minus its output, if that does not fit
+    /// either). Default [`reply::DEFAULT_MAX_REPLY_BYTES`] (16 MiB); at
+    /// least [`reply::MIN_MAX_REPLY_BYTES`].
+    pub max_reply_bytes: usize,
 }
 
 impl ServerConfig {
@@ -73,6 +80,12 @@ impl ServerConfig {
         self
     }
 
+    /// Sets [`max_reply_bytes`](Self::max_reply_bytes).
+    pub fn max_reply_bytes(mut self, max: usize) -> Self {
+        self.max_reply_bytes = max;
+        self
+    }
+
     /// Sets [`extra_description`](Self::extra_description).
     pub fn extra_description(mut self, text: impl Into<String>) -> Self {
         self.extra_description = Some(text.into());
@@ -106,6 +119,9 @@ impl ServerConfig {
                 "progress_interval must be at most 10s".to_owned(),
             ));
         }
+        // Checked against the most memory answers may have.
+        reply::check(self.max_reply_bytes, reply::MAX_REPLY_MEMORY)
+            .map_err(|e| Error::Config(e.to_string()))?;
         Ok(())
     }
 }
@@ -118,6 +134,7 @@ impl Default for ServerConfig {
             max_code_bytes: Self::DEFAULT_MAX_CODE_BYTES,
             progress_interval: Self::DEFAULT_PROGRESS_INTERVAL,
             extra_description: None,
+            max_reply_bytes: reply::DEFAULT_MAX_REPLY_BYTES,
         }
     }
 }
@@ -148,6 +165,14 @@ pub struct HttpConfig {
     /// open at once, and the header, body and write timeouts. Default:
     /// [`ListenConfig::default`].
     pub listen: ListenConfig,
+    /// The memory answers over [`reply::SMALL_REPLY_BYTES`] may hold at
+    /// once, from when a call's answer is made until its client has taken
+    /// it (or the write timeout has cut the client off). An answer that
+    /// does not fit is a tool error, `replies_busy`, with the report minus
+    /// its values. At least the server's
+    /// [`max_reply_bytes`](ServerConfig::max_reply_bytes). Default
+    /// [`reply::DEFAULT_REPLY_MEMORY`] (256 MiB).
+    pub reply_memory: usize,
 }
 
 impl HttpConfig {
@@ -171,6 +196,7 @@ impl HttpConfig {
             token: None,
             max_connections: Self::DEFAULT_MAX_CONNECTIONS,
             listen: ListenConfig::default(),
+            reply_memory: reply::DEFAULT_REPLY_MEMORY,
         }
     }
 
@@ -190,6 +216,12 @@ impl HttpConfig {
     /// Sets [`max_connections`](Self::max_connections).
     pub fn max_connections(mut self, max: usize) -> Self {
         self.max_connections = max;
+        self
+    }
+
+    /// Sets [`reply_memory`](Self::reply_memory).
+    pub fn reply_memory(mut self, bytes: usize) -> Self {
+        self.reply_memory = bytes;
         self
     }
 
@@ -217,6 +249,8 @@ impl HttpConfig {
         self.listen
             .validate()
             .map_err(|e| Error::Config(e.to_string()))?;
+        reply::check(reply::MIN_MAX_REPLY_BYTES, self.reply_memory)
+            .map_err(|e| Error::Config(e.to_string()))?;
         if let Some(token) = &self.token {
             check_token(token)?;
         } else if !self.addr.ip().is_loopback() {
@@ -243,6 +277,7 @@ impl std::fmt::Debug for HttpConfig {
             .field("token", &self.token.as_ref().map(|_| "<set>"))
             .field("max_connections", &self.max_connections)
             .field("listen", &self.listen)
+            .field("reply_memory", &self.reply_memory)
             .finish()
     }
 }
@@ -308,6 +343,14 @@ mod tests {
         let over = ServerConfig::MAX_MAX_SESSIONS + 1;
         assert!(config.clone().max_sessions(over).validate().is_err());
         assert!(config.max_sessions(1).validate().is_ok());
+    }
+
+    #[test]
+    fn answer_bounds_are_checked() {
+        let small = ServerConfig::default().max_reply_bytes(1000).validate();
+        assert!(matches!(small, Err(Error::Config(m)) if m.contains("max_reply_bytes is 1000")));
+        let memory = HttpConfig::default().reply_memory(1000).validate();
+        assert!(matches!(memory, Err(Error::Config(m)) if m.contains("reply_memory is 1000")));
     }
 
     #[test]

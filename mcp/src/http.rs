@@ -18,6 +18,12 @@
 //! 6. the connection cap: an `initialize` past
 //!    [`HttpConfig::max_connections`] open connections, 503.
 //!
+//! On the way out, each answer over 64 KiB holds its part of
+//! [`HttpConfig::reply_memory`] until it is written (see
+//! [`moonbox_service::reply::Pending`]), and nothing keeps it after that:
+//! the transport's cache of a finished call's events, kept for clients
+//! that resume a broken stream, is dropped once the call is answered.
+//!
 //! Beneath them all is the accept loop `moonbox serve` uses too
 //! ([`moonbox_service::accept`]): a cap on TCP connections, and header and
 //! write timeouts, from [`HttpConfig::listen`].
@@ -42,6 +48,7 @@ use tokio_util::sync::CancellationToken;
 
 use moonbox_service::ListenConfig;
 use moonbox_service::accept::{Places, Refusal, Refusals};
+use moonbox_service::reply::{self, Budget, Pending};
 
 use crate::config::HttpConfig;
 use crate::connections::{Capped, limit_connections};
@@ -95,6 +102,8 @@ impl McpServer {
     /// Dropping the future before it completes binds nothing.
     pub async fn bind_http(self, http: HttpConfig) -> Result<HttpServer, Error> {
         http.validate()?;
+        reply::check(self.config().max_reply_bytes, http.reply_memory)
+            .map_err(|e| Error::Config(e.to_string()))?;
         let listener = TcpListener::bind(http.addr)
             .await
             .map_err(|source| Error::Bind {
@@ -130,6 +139,10 @@ impl McpServer {
         }
         let mut connections = LocalSessionManager::default();
         connections.session_config.keep_alive = Some(keep_alive(self.sandbox_timeout()));
+        // A finished call's events (its answer among them) are not kept
+        // for a resume: they would hold every answer for the cache's time
+        // whether or not its client took it, beyond any bound.
+        connections.session_config.completed_cache_ttl = Duration::ZERO;
         let connections = Arc::new(Capped::new(connections, http.max_connections));
         let sweeper = self.spawn_sweeper();
         let server = self.clone();
@@ -142,6 +155,10 @@ impl McpServer {
         });
         let mut router = Router::new()
             .route_service(PATH, service)
+            .layer(middleware::from_fn_with_state(
+                Budget::new(http.reply_memory),
+                hold_replies,
+            ))
             .layer(middleware::from_fn_with_state(
                 http.max_connections,
                 limit_connections,
@@ -269,6 +286,16 @@ fn refusals(max: usize) -> Refusals {
         // The MCP server keeps no metrics to count them in.
         on_refused: Box::new(|_| {}),
     }
+}
+
+/// Gives the request its share of the memory for answers (the handler
+/// reserves its answer's size in it) and makes the response's large frames
+/// hold their parts until written.
+async fn hold_replies(State(budget): State<Budget>, mut request: Request, next: Next) -> Response {
+    let pending = Pending::new(budget);
+    request.extensions_mut().insert(pending.clone());
+    let response = next.run(request).await;
+    response.map(|body| pending.hold_frames(body))
 }
 
 /// The bound and the time limit of a request body, and the places for

@@ -38,6 +38,7 @@
     reason = "EvalError is a plain serde record that callers match on and serialize; boxing it would only add indirection"
 )]
 
+mod answer;
 mod config;
 mod connections;
 mod error;

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use moonbox::{Diagnostic, EvalError, EvalOutput, Finding, Report, Sandbox, Script, tool};
+use moonbox::{Diagnostic, EvalError, EvalOutput, Finding, Sandbox, Script, tool};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
@@ -16,6 +16,9 @@ use serde_json::{Value, json};
 use tokio::sync::{Notify, Semaphore};
 use tokio_util::sync::CancellationToken;
 
+use moonbox_service::reply::Pending;
+
+use crate::answer::{After, finished};
 use crate::config::ServerConfig;
 use crate::error::{Error, ToolError, human};
 use crate::progress::Progress;
@@ -276,7 +279,13 @@ impl McpServer {
             None => self.run_fresh(call.script, ctx).await,
         };
         match outcome {
-            Ok((outcome, after)) => finished(&outcome, after),
+            Ok((outcome, after)) => {
+                let pending = ctx
+                    .extensions
+                    .get::<axum::http::request::Parts>()
+                    .and_then(|parts| parts.extensions.get::<Pending>());
+                finished(&outcome, after, self.inner.config.max_reply_bytes, pending)
+            }
             Err(e) => refused(&e),
         }
     }
@@ -498,18 +507,6 @@ impl McpServer {
 /// An eval's outcome, and what became of its named session.
 type Ran = (Result<EvalOutput, EvalError>, After);
 
-/// What became of a call's named session, when the result should say.
-#[derive(Debug, PartialEq, Eq)]
-enum After {
-    /// Nothing to say: the session goes on, or there was none.
-    Nothing,
-    /// The eval left the session unusable, so it was restarted with fresh
-    /// globals.
-    Restarted(String),
-    /// close_session closed the session while the call ran.
-    Closed(String),
-}
-
 /// A `run_lua` call's arguments, checked.
 struct RunCall {
     script: Script,
@@ -658,28 +655,6 @@ fn session_arg(args: &JsonObject, tool: &str, only: bool) -> Result<Option<Strin
 /// A call refused before any Lua ran: the reason as text, and `isError`.
 fn refused(e: &ToolError) -> CallToolResult {
     CallToolResult::error(vec![ContentBlock::text(e.to_string())])
-}
-
-/// A finished eval: one line for the model, the report as structured
-/// content, and `isError` for any failure.
-fn finished(outcome: &Result<EvalOutput, EvalError>, after: After) -> CallToolResult {
-    let mut line = tool::summary(outcome);
-    match after {
-        After::Nothing => {}
-        After::Restarted(id) => line.push_str(&format!(
-            " (session {id} could not go on after this, so it was restarted: its globals are gone)"
-        )),
-        After::Closed(id) => {
-            line.push_str(&format!(" (session {id} was closed while this call ran)"))
-        }
-    }
-    let text = vec![ContentBlock::text(line)];
-    let mut result = match outcome {
-        Ok(_) => CallToolResult::success(text),
-        Err(_) => CallToolResult::error(text),
-    };
-    result.structured_content = Some(Report::from(outcome).to_json());
-    result
 }
 
 fn object(value: Value) -> Arc<JsonObject> {

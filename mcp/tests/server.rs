@@ -280,6 +280,68 @@ async fn success_returns_values_output_and_one_line() {
 }
 
 #[tokio::test]
+async fn a_value_is_carried_once_and_the_text_line_is_bounded() {
+    let conn = default_connection().await;
+    let result = call(
+        &conn,
+        "run_lua",
+        json!({"code": "return string.rep('v', 100000)"}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(false));
+    let value = report(&result)["values"][0].as_str().expect("a string");
+    assert_eq!(value.len(), 100_000);
+    // The line shows the start of it and says where the rest is.
+    let line = text(&result);
+    assert!(line.len() < 9 << 10, "a line of {} bytes", line.len());
+    assert!(line.starts_with(r#"["vvvv"#), "{line}");
+    assert!(
+        line.ends_with("the whole report is in the structured content)"),
+        "{line}"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_past_max_reply_bytes_is_refused_with_its_output_and_costs() {
+    let config = ServerConfig::default().max_reply_bytes(64 << 10);
+    let conn = connect(sandbox(Limits::default()), config).await;
+    let result = call(
+        &conn,
+        "run_lua",
+        json!({"code": "print('kept') return string.rep('v', 100000)"}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(true));
+    let line = text(&result);
+    assert!(line.starts_with("error[reply_too_large]: "), "{line}");
+    assert!(line.contains("max_reply_bytes (65536 bytes)"), "{line}");
+    let kept = result
+        .structured_content
+        .as_ref()
+        .expect("the report minus its values");
+    assert_eq!(kept["values"], json!([]));
+    assert_eq!(kept["output"], "kept\n");
+    assert!(
+        kept["stats"]["instructions"].as_u64().unwrap() > 0,
+        "{kept}"
+    );
+
+    // A script that failed says so too.
+    let failed = call(
+        &conn,
+        "run_lua",
+        json!({"code": "print(string.rep('o', 100000)) error('own')"}),
+    )
+    .await;
+    let line = text(&failed);
+    assert!(line.starts_with("error[reply_too_large]: "), "{line}");
+    assert!(line.contains("error[runtime]: main.lua:1: own"), "{line}");
+    let kept = failed.structured_content.as_ref().expect("a report");
+    assert_eq!(kept["output"], "", "the output does not fit either");
+    assert_eq!(kept["error"]["kind"], "runtime");
+}
+
+#[tokio::test]
 async fn a_lua_error_is_a_tool_error_with_its_kind() {
     let conn = default_connection().await;
     let result = call(
@@ -1033,6 +1095,74 @@ async fn http_a_stop_lets_a_call_in_flight_finish_and_refuses_new_ones() {
         .expect("run_until returns")
         .expect("the server task did not panic")
         .expect("the server stopped without an error");
+}
+
+#[tokio::test]
+async fn http_answers_not_taken_hold_reply_memory_and_past_it_calls_are_refused() {
+    const BIG: usize = 10 << 20;
+    let config = ServerConfig::default().max_reply_bytes(12 << 20);
+    let server = McpServer::new(sandbox(Limits::default()), config).unwrap();
+    let http = HttpConfig::new("127.0.0.1:0".parse().unwrap()).reply_memory(12 << 20);
+    let bound = server.bind_http(http).await.expect("binds");
+    let addr = bound.local_addr().unwrap();
+    tokio::spawn(bound.run());
+    let id = http_connect(addr).await;
+    let call = |n: u32| {
+        json!({"jsonrpc": "2.0", "id": n, "method": "tools/call",
+               "params": {"name": "run_lua",
+                          "arguments": {"code": format!("return string.rep('w', {BIG})")}}})
+        .to_string()
+    };
+
+    // A client with a small receive window asks for a 10 MiB answer and
+    // does not read it: more than the sockets' buffers hold, so the
+    // answer waits in the server, holding its part of the memory.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.set_recv_buffer_size(4096).unwrap();
+    let mut stalled = socket.connect(addr).await.expect("connects");
+    let body = call(2);
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMcp-Session-Id: {id}\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stalled.write_all(request.as_bytes()).await.unwrap();
+
+    // Once that answer is made, another as large does not fit: it is
+    // refused with its report, the values dropped.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut n = 3;
+    let refused = loop {
+        assert!(Instant::now() < deadline, "no call was refused");
+        let answer = exchange(addr, "POST", &[("Mcp-Session-Id", &id)], &call(n)).await;
+        n += 1;
+        let body = answer.body().await;
+        if body.contains("replies_busy") {
+            break body;
+        }
+        assert!(
+            body.len() > BIG,
+            "an answer is whole or refused: {}",
+            body.len()
+        );
+    };
+    assert!(refused.len() < 64 << 10, "{} bytes", refused.len());
+    assert!(refused.contains(r#""values":[]"#), "{refused}");
+    assert!(refused.contains(r#""instructions":"#), "{refused}");
+
+    // When the client that did not read goes away, its part is free.
+    drop(stalled);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        assert!(Instant::now() < deadline, "the memory was never given back");
+        let answer = exchange(addr, "POST", &[("Mcp-Session-Id", &id)], &call(n)).await;
+        n += 1;
+        if answer.body().await.len() > BIG {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 #[tokio::test]

@@ -1,0 +1,128 @@
+//! A finished eval's answer, within bounds: the report once, in
+//! `structuredContent`, and a text line of at most [`TEXT_BYTES`] for a
+//! client that reads only text; the whole at most
+//! [`ServerConfig::max_reply_bytes`](crate::ServerConfig::max_reply_bytes)
+//! (else `reply_too_large`), and, over HTTP, within the memory for answers
+//! not yet taken (else `replies_busy`).
+
+use moonbox::{EvalError, EvalOutput, Report, tool};
+use moonbox_service::reply::{self, Pending, SMALL_REPLY_BYTES};
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::Value;
+
+/// The most bytes of an answer's text line: a longer line is cut, and its
+/// values are in the structured content alone, so that an answer does not
+/// carry them twice.
+pub(crate) const TEXT_BYTES: usize = 8 << 10;
+
+/// Room left in the bound for the JSON-RPC envelope and the event's
+/// framing around the report and the text.
+const ENVELOPE_BYTES: usize = 1 << 10;
+
+/// What became of a call's named session, when the result should say.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum After {
+    /// Nothing to say: the session goes on, or there was none.
+    Nothing,
+    /// The eval left the session unusable, so it was restarted with fresh
+    /// globals.
+    Restarted(String),
+    /// close_session closed the session while the call ran.
+    Closed(String),
+}
+
+/// `line` cut to at most [`TEXT_BYTES`] (on a character boundary), saying
+/// so when it was.
+fn cut(mut line: String) -> String {
+    if line.len() <= TEXT_BYTES {
+        return line;
+    }
+    let whole = line.len();
+    let mut end = TEXT_BYTES;
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    line.truncate(end);
+    line.push_str(&format!(
+        " ... (the first {end} of {whole} bytes; the whole report is in the structured content)"
+    ));
+    line
+}
+
+/// A finished eval's answer: one line for the model, the report as
+/// structured content, and `isError` for any failure. `pending` is the
+/// HTTP request's share of the memory for answers (none over stdio).
+pub(crate) fn finished(
+    outcome: &Result<EvalOutput, EvalError>,
+    after: After,
+    max_reply_bytes: usize,
+    pending: Option<&Pending>,
+) -> CallToolResult {
+    let mut line = tool::summary(outcome);
+    match after {
+        After::Nothing => {}
+        After::Restarted(id) => line.push_str(&format!(
+            " (session {id} could not go on after this, so it was restarted: its globals are gone)"
+        )),
+        After::Closed(id) => {
+            line.push_str(&format!(" (session {id} was closed while this call ran)"))
+        }
+    }
+    let line = cut(line);
+    let report = Report::from(outcome).to_json();
+    let room = max_reply_bytes.saturating_sub(line.len() + ENVELOPE_BYTES);
+    let Some(encoded) = reply::within(&report, room) else {
+        let why = format!(
+            "error[reply_too_large]: the answer is larger than max_reply_bytes ({max_reply_bytes} bytes), so its values were dropped; return less (or a summary), or raise --max-reply-bytes"
+        );
+        return refusal(why, outcome, &report, room);
+    };
+    if let Some(pending) = pending
+        && !pending.reserve(encoded.len() + line.len() + ENVELOPE_BYTES)
+    {
+        let why = "error[replies_busy]: the server holds as many answers as it may while their clients take them, so this answer's values were dropped; try again shortly, or return less".to_owned();
+        return refusal(why, outcome, &report, SMALL_REPLY_BYTES - ENVELOPE_BYTES);
+    }
+    let text = vec![ContentBlock::text(line)];
+    let mut result = match outcome {
+        Ok(_) => CallToolResult::success(text),
+        Err(_) => CallToolResult::error(text),
+    };
+    result.structured_content = Some(report);
+    result
+}
+
+/// An answer that could not be sent whole: `why`, then the script's own
+/// error if it failed, and the report with as little dropped as fits in
+/// `room` bytes (its stats are always kept when anything is).
+fn refusal(
+    mut why: String,
+    outcome: &Result<EvalOutput, EvalError>,
+    report: &Value,
+    room: usize,
+) -> CallToolResult {
+    if let Err(e) = outcome {
+        why.push_str(&format!(" (the script itself failed: {e})"));
+    }
+    let why = cut(why.replace(['\n', '\r'], " "));
+    let room = room.saturating_sub(why.len());
+    let kept = reply::shrink(report, |kept| reply::within(kept, room).is_some());
+    let mut result = CallToolResult::error(vec![ContentBlock::text(why)]);
+    result.structured_content = kept;
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_line_is_cut_on_a_character_boundary_and_says_so() {
+        assert_eq!(cut("short".to_owned()), "short");
+        let long = "é".repeat(TEXT_BYTES);
+        let kept = cut(long.clone());
+        assert!(kept.starts_with(&"é".repeat(TEXT_BYTES / 2)));
+        assert!(kept.len() < TEXT_BYTES + 200);
+        assert!(kept.contains(&format!("of {} bytes", long.len())), "{kept}");
+    }
+}
