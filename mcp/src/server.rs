@@ -22,7 +22,7 @@ use crate::answer::{After, finished};
 use crate::config::ServerConfig;
 use crate::error::{Error, ToolError, human};
 use crate::progress::Progress;
-use crate::sessions::{Sessions, Slot};
+use crate::sessions::{self, Sessions, Slot};
 
 /// The tool that runs Lua.
 const RUN_LUA: &str = tool::NAME;
@@ -320,7 +320,10 @@ impl McpServer {
             () = ctx.ct.cancelled() => return Err(ToolError::Cancelled),
         };
         match session {
-            Ok(session) => self.run_in(&Slot::new(session), None, script, ctx).await,
+            Ok(session) => {
+                self.run_in(&sessions::slot(session), None, script, ctx)
+                    .await
+            }
             // A session that cannot start (a limit too small for it) is the
             // call's outcome, reported like any other.
             Err(e) => match e.eval_error() {
@@ -359,7 +362,7 @@ impl McpServer {
         // Closed between the lookup and the lock: the id is gone. (A close
         // from here on cancels the eval, even before it starts.)
         if let Some(id) = id
-            && !self.inner.sessions.is_open(id)
+            && !self.inner.sessions.is_open(id, slot)
         {
             return Err(self.inner.sessions.unknown(id));
         }
@@ -375,7 +378,7 @@ impl McpServer {
                 () = ctx.ct.cancelled() => {
                     // The eval stops at its next step and keeps what it
                     // wrote; the session cannot run code afterwards.
-                    slot.cancel();
+                    slot.stop();
                     run.await
                 }
             }
@@ -389,7 +392,7 @@ impl McpServer {
         };
         // A session closed meanwhile (close_session cancels its eval) is
         // not restarted: its id is gone.
-        if !self.inner.sessions.is_open(id) {
+        if !self.inner.sessions.is_open(id, slot) {
             return Ok((outcome, After::Closed(id.to_owned())));
         }
         if !session.is_poisoned() {

@@ -574,7 +574,7 @@ impl Server {
         let body: SessionEvalBody = api::parse(bytes, None)?;
         let max_code = self.inner.config.max_code_bytes;
         let pending = api::script(body.code, body.inputs, body.chunk_name, max_code)?;
-        let Ok(mut session) = slot.session.try_lock() else {
+        let Ok(mut open) = slot.session.try_lock() else {
             return Err(ApiError::new(
                 StatusCode::CONFLICT,
                 "session_busy",
@@ -588,11 +588,11 @@ impl Server {
             return Err(self.inner.sessions.unknown(id));
         }
         let (reserved, _turn, started, script) = self
-            .admit(caller, &slot.limits, || pending.script())
+            .admit(caller, &open.limits, || pending.script())
             .await?;
-        let outcome = self.run(&mut session, script).await;
+        let outcome = self.run(&mut open.session, script).await;
         self.inner.sessions.touch(id);
-        drop(session);
+        drop(open);
         Ok(self.finish("session", reserved, started, &outcome))
     }
 

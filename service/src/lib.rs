@@ -8,11 +8,14 @@
 //!   connection idle longest when the cap is reached, and answers new
 //!   connections during a drain instead of resetting them;
 //! - [`body::read`]: a request body read within a size and a time bound;
-//! - [`reply::Budget`]: the memory for answers being sent, shared by every
-//!   connection.
+//! - [`reply`]: answers within a size bound, and [`reply::Budget`], the
+//!   memory for answers being sent, shared by every connection;
+//! - [`sessions::Sessions`]: the open sessions, with caps in all and per
+//!   owner and an idle time, for every server that keeps sessions.
 //!
-//! The crate knows HTTP and nothing of Lua, MCP or the HTTP API: each
-//! server is a protocol adapter over it.
+//! The crate knows HTTP and nothing of Lua, MCP or the HTTP API (a session
+//! is any value with a way to stop it): each server is a protocol adapter
+//! over it.
 
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
@@ -22,5 +25,6 @@ pub mod body;
 mod config;
 mod io;
 pub mod reply;
+pub mod sessions;
 
 pub use config::{ConfigError, ListenConfig};
