@@ -74,6 +74,8 @@ pub(crate) enum ToolError {
         "too many calls without a session ({running} running and {waiting} waiting, the most allowed); try again when one finishes"
     )]
     TooManyWaiting { running: usize, waiting: usize },
+    #[error("{0}")]
+    NoTurn(moonbox_service::admission::Refused),
     #[error(
         "session '{0}' is running another run_lua call; wait for it to finish (or cancel it), or use another session"
     )]
@@ -90,6 +92,19 @@ pub(crate) enum ToolError {
     Start(String),
     #[error("the call was cancelled before it ran")]
     Cancelled,
+}
+
+impl From<moonbox_service::admission::Refused> for ToolError {
+    fn from(refused: moonbox_service::admission::Refused) -> ToolError {
+        use moonbox_service::admission::Refused;
+        match refused {
+            Refused::Full { running, queued } => ToolError::TooManyWaiting {
+                running,
+                waiting: queued,
+            },
+            other => ToolError::NoTurn(other),
+        }
+    }
 }
 
 /// A duration as a person writes it: `10 minutes`, `90 seconds`.

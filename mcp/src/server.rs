@@ -13,9 +13,10 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
-use tokio::sync::{Notify, Semaphore};
+use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
+use moonbox_service::admission::Admission;
 use moonbox_service::reply::Pending;
 
 use crate::answer::{After, finished};
@@ -51,12 +52,10 @@ struct Inner {
     sandbox: Sandbox,
     config: ServerConfig,
     sessions: Sessions,
-    /// Bounds the calls without a session that run at once.
-    fresh: Semaphore,
-    /// Bounds the calls without a session that run or wait for a turn, so
-    /// that waiting calls (each holding its code and inputs) cannot pile
-    /// up.
-    admitted: Semaphore,
+    /// Turns for the calls without a session: `max_sessions` run at once,
+    /// and [`WAITING_PER_RUNNING`] times as many wait (each holding its
+    /// code and inputs), so that waiting calls cannot pile up.
+    admission: Admission,
     tools: Vec<Tool>,
     /// Set once the server stops: new calls are refused.
     draining: AtomicBool,
@@ -116,9 +115,10 @@ impl McpServer {
         Ok(McpServer {
             inner: Arc::new(Inner {
                 sessions: Sessions::new(sandbox.clone(), config.max_sessions, config.session_ttl),
-                fresh: Semaphore::new(config.max_sessions),
-                admitted: Semaphore::new(
-                    config.max_sessions.saturating_mul(1 + WAITING_PER_RUNNING),
+                admission: Admission::new(
+                    config.max_sessions,
+                    config.max_sessions.saturating_mul(WAITING_PER_RUNNING),
+                    None,
                 ),
                 sandbox,
                 config,
@@ -304,15 +304,8 @@ impl McpServer {
         script: Script,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<Ran, ToolError> {
-        let Ok(_admitted) = self.inner.admitted.try_acquire() else {
-            let running = self.inner.config.max_sessions;
-            return Err(ToolError::TooManyWaiting {
-                running,
-                waiting: running.saturating_mul(WAITING_PER_RUNNING),
-            });
-        };
-        let _permit = tokio::select! {
-            permit = self.inner.fresh.acquire() => permit.map_err(|_| ToolError::Cancelled)?,
+        let _turn = tokio::select! {
+            turn = self.inner.admission.enter(None) => turn?,
             () = ctx.ct.cancelled() => return Err(ToolError::Cancelled),
         };
         let session = tokio::select! {
@@ -442,17 +435,10 @@ impl McpServer {
                 Err(e) => return refused(&e),
             },
             None => {
-                let Ok(_admitted) = self.inner.admitted.try_acquire() else {
-                    let running = self.inner.config.max_sessions;
-                    return refused(&ToolError::TooManyWaiting {
-                        running,
-                        waiting: running.saturating_mul(WAITING_PER_RUNNING),
-                    });
-                };
-                let _permit = tokio::select! {
-                    permit = self.inner.fresh.acquire() => match permit {
-                        Ok(permit) => permit,
-                        Err(_) => return refused(&ToolError::Cancelled),
+                let _turn = tokio::select! {
+                    turn = self.inner.admission.enter(None) => match turn {
+                        Ok(turn) => turn,
+                        Err(e) => return refused(&e.into()),
                     },
                     () = ctx.ct.cancelled() => return refused(&ToolError::Cancelled),
                 };

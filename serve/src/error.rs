@@ -112,6 +112,30 @@ pub(crate) fn retry_secs(after: Duration) -> u64 {
     secs.max(1)
 }
 
+/// How long a client refused a turn is told to wait before trying again.
+const RETRY_AFTER_OVERLOAD: Duration = Duration::from_secs(1);
+
+/// A request given no turn to run: `overloaded` (429), or `draining` (503)
+/// when the server stopped while it waited.
+impl From<moonbox_service::admission::Refused> for ApiError {
+    fn from(refused: moonbox_service::admission::Refused) -> ApiError {
+        use moonbox_service::admission::Refused;
+        match refused {
+            Refused::Stopped => ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "draining",
+                "the server stopped before this request's turn came; send it to another instance",
+            ),
+            other => ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "overloaded",
+                other.to_string(),
+            ),
+        }
+        .retry_after(RETRY_AFTER_OVERLOAD)
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let body = axum::body::Body::from(self.body().to_string());

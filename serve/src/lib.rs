@@ -32,7 +32,6 @@
     reason = "ApiError and EvalError are plain records answered to the client; boxing them would only add indirection"
 )]
 
-mod admission;
 mod api;
 mod config;
 mod error;

@@ -14,10 +14,10 @@ use serde_json::{Value, json};
 
 use tracing::Instrument;
 
-use crate::admission::{Admission, Turn};
 use crate::api::{self, EvalBody, LimitsBody, OpenBody, SessionEvalBody};
 use crate::config::ServeConfig;
 use moonbox_service::accept::{Places, Refusal, Refusals, Refused};
+use moonbox_service::admission::{Admission, Turn};
 use moonbox_service::reply::Budget;
 
 use crate::error::{ApiError, Error, retry_secs};
@@ -192,7 +192,11 @@ impl Server {
         let quotas = config.keys.as_ref().map(Quotas::new).unwrap_or_default();
         Ok(Server {
             inner: Arc::new(Inner {
-                admission: Admission::new(config.max_running, config.max_queued, config.queue_wait),
+                admission: Admission::new(
+                    config.max_running,
+                    config.max_queued,
+                    Some(config.queue_wait),
+                ),
                 sessions: Sessions::new(
                     config.max_sessions,
                     config.max_sessions_per_tenant,

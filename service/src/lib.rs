@@ -10,6 +10,8 @@
 //! - [`body::read`]: a request body read within a size and a time bound;
 //! - [`reply`]: answers within a size bound, and [`reply::Budget`], the
 //!   memory for answers being sent, shared by every connection;
+//! - [`admission::Admission`]: turns to run and a bounded queue for them,
+//!   with each tenant's share;
 //! - [`sessions::Sessions`]: the open sessions, with caps in all and per
 //!   owner and an idle time, for every server that keeps sessions.
 //!
@@ -21,6 +23,7 @@
 #![warn(unreachable_pub)]
 
 pub mod accept;
+pub mod admission;
 pub mod body;
 mod config;
 mod io;

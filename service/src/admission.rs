@@ -1,27 +1,58 @@
-//! Admission control: a bound on evals running at once and on requests
-//! waiting for a turn. A request past both is refused at once (429), and a
-//! request that waits longer than the queue wait is refused too, so no
-//! queue grows without bound and no client waits without knowing why.
+//! [`Admission`]: a bound on the work running at once and on the requests
+//! waiting for a turn, for every server. A request past both is refused at
+//! once, and one that waits longer than the queue wait is refused too, so
+//! no queue grows without bound and no client waits without knowing why.
+//! With owners (tenants), one owner holds at most half the turns and a
+//! quarter of the places, so that another always finds room.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use axum::http::StatusCode;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, TryAcquireError};
 
-use crate::error::ApiError;
+/// Why a request was given no turn.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Refused {
+    /// Every turn and every place in the queue is taken.
+    #[error(
+        "the server is running {running} evals and {queued} more are waiting, its bounds; try again later"
+    )]
+    Full {
+        /// Turns in all.
+        running: usize,
+        /// Places in the queue in all.
+        queued: usize,
+    },
+    /// The owner holds its share of the places.
+    #[error(
+        "this tenant has {held} requests running or waiting, its share of the server's places; wait for one to finish"
+    )]
+    Share {
+        /// Places it holds.
+        held: usize,
+    },
+    /// The request waited the queue wait for a turn.
+    #[error("waited {} ms for a turn to run; the server is busy, try again later", .waited.as_millis())]
+    Waited {
+        /// The queue wait.
+        waited: Duration,
+    },
+    /// The server stopped (see [`Admission::close`]).
+    #[error("the server stopped before this request's turn came")]
+    Stopped,
+}
 
-/// How long a refused client is told to wait before trying again.
-const RETRY_AFTER_OVERLOAD: Duration = Duration::from_secs(1);
-
-pub(crate) struct Admission {
+/// Turns to run and places to wait for one: see the [module](self).
+#[derive(Debug)]
+pub struct Admission {
     running: Arc<Semaphore>,
     admitted: Arc<Semaphore>,
     max_running: usize,
     max_queued: usize,
-    queue_wait: Duration,
+    queue_wait: Option<Duration>,
     queued: AtomicUsize,
     /// Each tenant's share, so that one tenant cannot take every turn or
     /// every place in the queue.
@@ -29,6 +60,7 @@ pub(crate) struct Admission {
 }
 
 /// What one tenant holds.
+#[derive(Debug)]
 struct Share {
     /// Requests running or waiting.
     admitted: usize,
@@ -37,6 +69,7 @@ struct Share {
 }
 
 /// A tenant's place among the admitted; released when dropped.
+#[derive(Debug)]
 struct TenantPlace {
     tenants: Arc<Mutex<HashMap<Arc<str>, Share>>>,
     tenant: Arc<str>,
@@ -51,8 +84,9 @@ impl Drop for TenantPlace {
     }
 }
 
-/// A turn to run: held for the length of an eval.
-pub(crate) struct Turn {
+/// A turn to run: hold it for the length of the work.
+#[derive(Debug)]
+pub struct Turn {
     _running: OwnedSemaphorePermit,
     _tenant_running: Option<OwnedSemaphorePermit>,
     _tenant: Option<TenantPlace>,
@@ -68,24 +102,17 @@ impl Drop for Queued<'_> {
     }
 }
 
-/// The refusal of a request that waited while the server stopped.
-fn stopping() -> ApiError {
-    ApiError::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        "draining",
-        "the server stopped before this request's turn came; send it to another instance",
-    )
-    .retry_after(Duration::from_secs(1))
-}
-
 impl Admission {
     /// Refuses every request waiting for a turn, and every later one.
-    pub(crate) fn close(&self) {
+    pub fn close(&self) {
         self.admitted.close();
         self.running.close();
     }
 
-    pub(crate) fn new(max_running: usize, max_queued: usize, queue_wait: Duration) -> Admission {
+    /// `max_running` turns, with `max_queued` places to wait for one, for
+    /// at most `queue_wait` (`None`: until a turn comes, or the waiter
+    /// gives up).
+    pub fn new(max_running: usize, max_queued: usize, queue_wait: Option<Duration>) -> Admission {
         Admission {
             running: Arc::new(Semaphore::new(max_running)),
             admitted: Arc::new(Semaphore::new(max_running.saturating_add(max_queued))),
@@ -109,41 +136,38 @@ impl Admission {
     }
 
     /// Requests waiting for a turn now.
-    pub(crate) fn queued(&self) -> usize {
+    pub fn queued(&self) -> usize {
         self.queued.load(Ordering::Relaxed)
     }
 
     /// Evals running now.
-    pub(crate) fn running(&self) -> usize {
+    pub fn running(&self) -> usize {
         self.max_running
             .saturating_sub(self.running.available_permits())
     }
 
-    /// Waits for a turn of `tenant` (`None`: a server without keys), or
-    /// refuses. With keys, a tenant has at most a quarter of the places
-    /// (running and waiting) and half the turns, so that another tenant
-    /// always finds room.
+    /// Waits for a turn of `tenant` (`None`: a server without tenants), or
+    /// refuses. A tenant has at most a quarter of the places (running and
+    /// waiting) and half the turns, so that another tenant always finds
+    /// room.
     ///
     /// # Errors
-    /// `overloaded` (429, `Retry-After`) when every turn and every place in
-    /// the queue is taken, when the tenant holds its share of them, or
-    /// after waiting the queue wait for a turn.
+    /// [`Refused::Full`] when every turn and every place in the queue is
+    /// taken, [`Refused::Share`] when the tenant holds its share of them,
+    /// [`Refused::Waited`] after waiting the queue wait for a turn,
+    /// [`Refused::Stopped`] once the server stopped.
     ///
     /// # Cancel safety
     /// Dropping the future gives up the place in the queue.
-    pub(crate) async fn enter(&self, tenant: Option<&Arc<str>>) -> Result<Turn, ApiError> {
-        let overloaded = |why: String| {
-            ApiError::new(StatusCode::TOO_MANY_REQUESTS, "overloaded", why)
-                .retry_after(RETRY_AFTER_OVERLOAD)
-        };
+    pub async fn enter(&self, tenant: Option<&Arc<str>>) -> Result<Turn, Refused> {
         let admitted = match self.admitted.clone().try_acquire_owned() {
             Ok(permit) => permit,
-            Err(TryAcquireError::Closed) => return Err(stopping()),
+            Err(TryAcquireError::Closed) => return Err(Refused::Stopped),
             Err(TryAcquireError::NoPermits) => {
-                return Err(overloaded(format!(
-                    "the server is running {} evals and {} more are waiting, its bounds; try again later",
-                    self.max_running, self.max_queued
-                )));
+                return Err(Refused::Full {
+                    running: self.max_running,
+                    queued: self.max_queued,
+                });
             }
         };
         let (place, tenant_turns) = match tenant {
@@ -155,10 +179,9 @@ impl Admission {
                     running: Arc::new(Semaphore::new(self.running_share())),
                 });
                 if share.admitted >= self.admitted_share() {
-                    return Err(overloaded(format!(
-                        "this tenant has {} requests running or waiting, its share of the server's places; wait for one to finish",
-                        share.admitted
-                    )));
+                    return Err(Refused::Share {
+                        held: share.admitted,
+                    });
                 }
                 share.admitted += 1;
                 let place = TenantPlace {
@@ -174,7 +197,7 @@ impl Admission {
         // its own turn holds none of the server's.
         let turns = async {
             let tenant_running = match tenant_turns {
-                Some(turns) => Some(turns.acquire_owned().await.map_err(|_| stopping())?),
+                Some(turns) => Some(turns.acquire_owned().await.map_err(|_| Refused::Stopped)?),
                 None => None,
             };
             let running = self
@@ -182,17 +205,15 @@ impl Admission {
                 .clone()
                 .acquire_owned()
                 .await
-                .map_err(|_| stopping())?;
-            Ok::<_, ApiError>((tenant_running, running))
+                .map_err(|_| Refused::Stopped)?;
+            Ok::<_, Refused>((tenant_running, running))
         };
-        let (tenant_running, running) = tokio::time::timeout(self.queue_wait, turns)
-            .await
-            .map_err(|_| {
-                overloaded(format!(
-                    "waited {} ms for a turn to run; the server is busy, try again later",
-                    self.queue_wait.as_millis()
-                ))
-            })??;
+        let (tenant_running, running) = match self.queue_wait {
+            Some(wait) => tokio::time::timeout(wait, turns)
+                .await
+                .map_err(|_| Refused::Waited { waited: wait })??,
+            None => turns.await?,
+        };
         drop(queued);
         Ok(Turn {
             _running: running,
@@ -209,7 +230,7 @@ mod tests {
 
     #[tokio::test]
     async fn past_the_running_and_queued_bounds_a_request_is_refused_at_once() {
-        let admission = Admission::new(1, 1, Duration::from_secs(60));
+        let admission = Admission::new(1, 1, Some(Duration::from_secs(60)));
         let first = admission.enter(None).await.unwrap();
         assert_eq!(admission.running(), 1);
         // The second waits in the queue.
@@ -230,37 +251,37 @@ mod tests {
 
     #[tokio::test]
     async fn a_full_queue_refuses_with_retry_after() {
-        let admission = Arc::new(Admission::new(1, 1, Duration::from_secs(60)));
+        let admission = Arc::new(Admission::new(1, 1, Some(Duration::from_secs(60))));
         let _first = admission.enter(None).await.unwrap();
         let a = admission.clone();
         let _second = tokio::spawn(async move { a.enter(None).await.map(drop) });
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert_eq!(admission.queued(), 1);
         let third = admission.enter(None).await.err().unwrap();
-        assert_eq!(third.status, StatusCode::TOO_MANY_REQUESTS);
-        assert_eq!(third.kind, "overloaded");
-        assert_eq!(third.retry_after, Some(RETRY_AFTER_OVERLOAD));
+        assert_eq!(
+            third,
+            Refused::Full {
+                running: 1,
+                queued: 1
+            }
+        );
     }
 
     #[tokio::test]
     async fn a_tenant_takes_at_most_half_the_turns_and_a_quarter_of_the_places() {
         // 2 turns, 6 places waiting: a tenant runs 1 at once, and holds 2.
-        let admission = Arc::new(Admission::new(2, 6, Duration::from_millis(200)));
+        let admission = Arc::new(Admission::new(2, 6, Some(Duration::from_millis(200))));
         let (greedy, other): (Arc<str>, Arc<str>) = (Arc::from("greedy"), Arc::from("other"));
         let _running = admission.enter(Some(&greedy)).await.unwrap();
         // Its second waits for its own turn, though the server has one free.
         let second = admission.enter(Some(&greedy)).await.err().unwrap();
-        assert!(
-            second.message.contains("waited 200 ms"),
-            "{}",
-            second.message
-        );
+        assert!(second.to_string().contains("waited 200 ms"), "{second}");
         let a = admission.clone();
         let g = greedy.clone();
         let waiting = tokio::spawn(async move { a.enter(Some(&g)).await.map(drop) });
         tokio::time::sleep(Duration::from_millis(20)).await;
         let third = admission.enter(Some(&greedy)).await.err().unwrap();
-        assert!(third.message.contains("its share"), "{}", third.message);
+        assert_eq!(third, Refused::Share { held: 2 });
         // Another tenant runs at once on the turn left.
         let began = std::time::Instant::now();
         let _other = admission.enter(Some(&other)).await.unwrap();
@@ -271,15 +292,29 @@ mod tests {
 
     #[tokio::test]
     async fn a_request_does_not_wait_past_the_queue_wait() {
-        let admission = Admission::new(1, 4, Duration::from_millis(50));
+        let admission = Admission::new(1, 4, Some(Duration::from_millis(50)));
         let _first = admission.enter(None).await.unwrap();
         let second = admission.enter(None).await.err().unwrap();
-        assert_eq!(second.kind, "overloaded");
-        assert!(
-            second.message.contains("waited 50 ms"),
-            "{}",
-            second.message
+        assert_eq!(
+            second,
+            Refused::Waited {
+                waited: Duration::from_millis(50)
+            }
         );
         assert_eq!(admission.queued(), 0);
+    }
+
+    #[tokio::test]
+    async fn without_a_queue_wait_a_request_waits_for_its_turn_and_a_stop_refuses_it() {
+        let admission = Arc::new(Admission::new(1, 1, None));
+        let first = admission.enter(None).await.unwrap();
+        let a = admission.clone();
+        let waiting = tokio::spawn(async move { a.enter(None).await.map(drop) });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(admission.queued(), 1);
+        admission.close();
+        assert_eq!(waiting.await.unwrap(), Err(Refused::Stopped));
+        drop(first);
+        assert_eq!(admission.enter(None).await.err(), Some(Refused::Stopped));
     }
 }
