@@ -420,29 +420,120 @@ pub fn result(outcome: &Result<EvalOutput, EvalError>) -> Value {
 /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 /// ```
 pub fn summary(outcome: &Result<EvalOutput, EvalError>) -> String {
-    let (mut line, output) = match outcome {
-        Ok(out) => (
+    summary_cut(outcome, usize::MAX).0
+}
+
+/// [`summary`] cut to its first `max_bytes` (on a character boundary),
+/// with the length of the whole line: the line is never built whole, so a
+/// large value costs no more memory than the cut. For a transport that
+/// shows the start of the line and says where the rest is.
+///
+/// ```
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// let sandbox = moonbox::Sandbox::builder().build()?;
+/// let big = sandbox.eval("return string.rep('x', 1000)").await;
+/// let (line, whole) = moonbox::tool::summary_cut(&big, 10);
+/// assert_eq!(line, r#"["xxxxxxxx"#);
+/// assert_eq!(whole, 1004);
+/// # Ok(()) }
+/// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+/// ```
+pub fn summary_cut(outcome: &Result<EvalOutput, EvalError>, max_bytes: usize) -> (String, usize) {
+    let mut line = Cut::new(max_bytes);
+    let output = match outcome {
+        Ok(out) => {
             match out.exit_code {
-                Some(code) => format!("(the script exited with status {code})"),
-                None => Value::Array(out.values.clone()).to_string(),
-            },
-            &out.output,
-        ),
-        Err(e) => (e.to_string(), &e.output),
+                Some(code) => line.push(&format!("(the script exited with status {code})")),
+                None => {
+                    // The writer never fails: it keeps what fits and counts
+                    // the rest.
+                    let _ = serde_json::to_writer(&mut line, &out.values);
+                }
+            }
+            &out.output
+        }
+        Err(e) => {
+            line.push(&e.to_string());
+            &e.output
+        }
     };
     let output = output.to_str_lossy();
     if !output.is_empty() {
-        line.push_str(" output: ");
-        line.push_str(&Value::String(output.into_owned()).to_string());
+        line.push(" output: ");
+        let _ = serde_json::to_writer(&mut line, output.as_ref());
     }
-    // An error's line is one line already; this keeps it so whatever a
-    // message holds.
-    line.replace(['\n', '\r'], " ")
+    line.finish()
+}
+
+/// A line that keeps its first `max` bytes and counts the rest, with its
+/// newlines made spaces (an error's line is one line already; this keeps
+/// it so whatever a message holds).
+struct Cut {
+    kept: Vec<u8>,
+    max: usize,
+    len: usize,
+}
+
+impl Cut {
+    fn new(max: usize) -> Cut {
+        Cut {
+            kept: Vec::new(),
+            max,
+            len: 0,
+        }
+    }
+
+    fn push(&mut self, s: &str) {
+        let _ = std::io::Write::write_all(self, s.as_bytes());
+    }
+
+    /// The line kept, cut back to a character boundary, and the whole
+    /// line's length.
+    fn finish(self) -> (String, usize) {
+        let text = match String::from_utf8(self.kept) {
+            Ok(text) => text,
+            Err(e) => {
+                let valid = e.utf8_error().valid_up_to();
+                let mut bytes = e.into_bytes();
+                bytes.truncate(valid);
+                String::from_utf8(bytes).unwrap_or_default()
+            }
+        };
+        (text, self.len)
+    }
+}
+
+impl std::io::Write for Cut {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.len = self.len.saturating_add(buf.len());
+        let room = self.max.saturating_sub(self.kept.len());
+        self.kept.extend(
+            buf[..buf.len().min(room)]
+                .iter()
+                .map(|&b| if b == b'\n' || b == b'\r' { b' ' } else { b }),
+        );
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::size;
+    use super::{Cut, size};
+
+    #[test]
+    fn a_cut_line_ends_on_a_character_boundary_and_counts_the_whole() {
+        let mut line = Cut::new(5);
+        line.push("ab\u{e9}\u{e9}\ncd");
+        // "ab" and one two-byte character fit in 5 bytes; the next is cut.
+        assert_eq!(line.finish(), ("ab\u{e9}".to_owned(), 9));
+        let mut whole = Cut::new(usize::MAX);
+        whole.push("a\r\nb");
+        assert_eq!(whole.finish(), ("a  b".to_owned(), 4));
+    }
 
     #[test]
     fn sizes_read_as_a_person_would_write_them() {

@@ -31,22 +31,31 @@ pub(crate) enum After {
     Closed(String),
 }
 
-/// `line` cut to at most [`TEXT_BYTES`] (on a character boundary), saying
-/// so when it was.
-fn cut(mut line: String) -> String {
-    if line.len() <= TEXT_BYTES {
-        return line;
+/// Where the rest of a cut line is.
+const REST_IN_REPORT: &str = "; the whole report is in the structured content";
+
+/// `line`, the first bytes of one `whole` bytes long, saying so when it
+/// was cut, and where the rest is (`rest`).
+fn said_cut(mut line: String, whole: usize, rest: &str) -> String {
+    if whole > line.len() {
+        line.push_str(&format!(
+            " ... (the first {} of {whole} bytes{rest})",
+            line.len()
+        ));
     }
-    let whole = line.len();
-    let mut end = TEXT_BYTES;
-    while !line.is_char_boundary(end) {
+    line
+}
+
+/// `text` cut to at most [`TEXT_BYTES`] on a character boundary, saying so
+/// when it was.
+fn cut(mut text: String) -> String {
+    let whole = text.len();
+    let mut end = TEXT_BYTES.min(whole);
+    while !text.is_char_boundary(end) {
         end -= 1;
     }
-    line.truncate(end);
-    line.push_str(&format!(
-        " ... (the first {end} of {whole} bytes; the whole report is in the structured content)"
-    ));
-    line
+    text.truncate(end);
+    said_cut(text, whole, "")
 }
 
 /// A finished eval's answer: one line for the model, the report as
@@ -58,7 +67,8 @@ pub(crate) fn finished(
     max_reply_bytes: usize,
     pending: Option<&Pending>,
 ) -> CallToolResult {
-    let mut line = tool::summary(outcome);
+    let (line, whole) = tool::summary_cut(outcome, TEXT_BYTES);
+    let mut line = said_cut(line, whole, REST_IN_REPORT);
     match after {
         After::Nothing => {}
         After::Restarted(id) => line.push_str(&format!(
@@ -68,17 +78,16 @@ pub(crate) fn finished(
             line.push_str(&format!(" (session {id} was closed while this call ran)"))
         }
     }
-    let line = cut(line);
     let report = Report::from(outcome).to_json();
     let room = max_reply_bytes.saturating_sub(line.len() + ENVELOPE_BYTES);
-    let Some(encoded) = reply::within(&report, room) else {
+    let Some(size) = reply::size_within(&report, room) else {
         let why = format!(
             "error[reply_too_large]: the answer is larger than max_reply_bytes ({max_reply_bytes} bytes), so its values were dropped; return less (or a summary), or raise --max-reply-bytes"
         );
         return refusal(why, outcome, &report, room);
     };
     if let Some(pending) = pending
-        && !pending.reserve(encoded.len() + line.len() + ENVELOPE_BYTES)
+        && !pending.reserve(size + line.len() + ENVELOPE_BYTES)
     {
         let why = "error[replies_busy]: the server holds as many answers as it may while their clients take them, so this answer's values were dropped; try again shortly, or return less".to_owned();
         return refusal(why, outcome, &report, SMALL_REPLY_BYTES - ENVELOPE_BYTES);
@@ -106,7 +115,7 @@ fn refusal(
     }
     let why = cut(why.replace(['\n', '\r'], " "));
     let room = room.saturating_sub(why.len());
-    let kept = reply::shrink(report, |kept| reply::within(kept, room).is_some());
+    let kept = reply::shrink(report, |kept| reply::size_within(kept, room).is_some());
     let mut result = CallToolResult::error(vec![ContentBlock::text(why)]);
     result.structured_content = kept;
     result
@@ -117,12 +126,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_long_line_is_cut_on_a_character_boundary_and_says_so() {
+    fn a_long_text_is_cut_on_a_character_boundary_and_says_so() {
         assert_eq!(cut("short".to_owned()), "short");
         let long = "é".repeat(TEXT_BYTES);
         let kept = cut(long.clone());
         assert!(kept.starts_with(&"é".repeat(TEXT_BYTES / 2)));
         assert!(kept.len() < TEXT_BYTES + 200);
-        assert!(kept.contains(&format!("of {} bytes", long.len())), "{kept}");
+        assert!(
+            kept.ends_with(&format!("of {} bytes)", long.len())),
+            "{kept}"
+        );
     }
 }

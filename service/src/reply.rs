@@ -92,6 +92,38 @@ pub fn within(value: &Value, max: usize) -> Option<Vec<u8>> {
     Some(out.bytes)
 }
 
+/// The length of `value` as JSON text when it is at most `max` bytes, or
+/// `None` past it; nothing is kept, so measuring a large value costs no
+/// memory.
+///
+/// ```
+/// let value = serde_json::json!({"values": ["abc"]});
+/// assert_eq!(moonbox_service::reply::size_within(&value, 100), Some(18));
+/// assert_eq!(moonbox_service::reply::size_within(&value, 10), None);
+/// ```
+pub fn size_within(value: &Value, max: usize) -> Option<usize> {
+    struct Count {
+        len: usize,
+        max: usize,
+    }
+    impl Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.len = self.len.saturating_add(buf.len());
+            if self.len > self.max {
+                return Err(std::io::Error::other("past the bound"));
+            }
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count { len: 0, max };
+    serde_json::to_writer(&mut count, value).ok()?;
+    Some(count.len)
+}
+
 /// The report without the fields named, each replaced by its empty form.
 fn without(report: &Value, fields: &[&str]) -> Value {
     let Some(map) = report.as_object() else {
