@@ -261,26 +261,19 @@ impl HttpServer {
 
 /// What the accept loop answers a connection it will not serve.
 fn refusals(max: usize) -> Refusals {
-    let body = |kind: &str, message: String| {
-        serde_json::json!({"error": {"kind": kind, "message": message}}).to_string()
-    };
     Refusals {
-        full: Refusal::new(
+        full: Refusal::error(
             StatusCode::SERVICE_UNAVAILABLE,
-            body(
-                "too_many_connections",
-                format!(
-                    "the server holds {max} TCP connections open, its bound, and none is idle; try again shortly"
-                ),
+            "too_many_connections",
+            &format!(
+                "the server holds {max} TCP connections open, its bound, and none is idle; try again shortly"
             ),
             1,
         ),
-        draining: Refusal::new(
+        draining: Refusal::error(
             StatusCode::SERVICE_UNAVAILABLE,
-            body(
-                "draining",
-                "the server is stopping and takes no new requests".to_owned(),
-            ),
+            "draining",
+            "the server is stopping and takes no new requests",
             1,
         ),
         // The MCP server keeps no metrics to count them in.

@@ -7,7 +7,6 @@ use std::time::Duration;
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
 /// Why the server could not start or stopped.
 #[derive(Debug, thiserror::Error)]
@@ -94,11 +93,8 @@ impl ApiError {
     /// The JSON body: `{"error": {"kind", "message", "retry_after_secs"?},
     /// "report"?}`.
     pub(crate) fn body(&self) -> serde_json::Value {
-        let mut error = json!({"kind": self.kind, "message": self.message});
-        if let Some(after) = self.retry_after {
-            error["retry_after_secs"] = json!(retry_secs(after));
-        }
-        let mut body = json!({ "error": error });
+        let retry = self.retry_after.map(retry_secs);
+        let mut body = moonbox_service::error_body(self.kind, &self.message, retry);
         if let Some(report) = &self.report {
             body["report"] = report.clone();
         }

@@ -131,6 +131,20 @@ impl Refusal {
         Refusal { head, body }
     }
 
+    /// An answer with `status` and the JSON error body every moonbox
+    /// server answers ([`error_body`](crate::error_body)).
+    ///
+    /// ```
+    /// use axum::http::StatusCode;
+    /// use moonbox_service::accept::Refusal;
+    /// let draining = Refusal::error(StatusCode::SERVICE_UNAVAILABLE, "draining", "stopping", 1);
+    /// # let _ = draining;
+    /// ```
+    pub fn error(status: StatusCode, kind: &str, message: &str, retry_after_secs: u64) -> Refusal {
+        let body = crate::error_body(kind, message, Some(retry_after_secs));
+        Refusal::new(status, body.to_string(), retry_after_secs)
+    }
+
     fn bytes(&self) -> Vec<u8> {
         let mut bytes = Vec::with_capacity(self.head.len() + self.body.len());
         bytes.extend_from_slice(self.head.as_bytes());

@@ -31,3 +31,20 @@ pub mod reply;
 pub mod sessions;
 
 pub use config::{ConfigError, ListenConfig};
+
+/// The JSON body of an error answer, the one shape every moonbox server
+/// uses: `{"error": {"kind": ..., "message": ..., "retry_after_secs": ...}}`,
+/// the last only when a retry is advised.
+///
+/// ```
+/// let body = moonbox_service::error_body("draining", "the server is stopping", Some(1));
+/// assert_eq!(body["error"]["kind"], "draining");
+/// assert_eq!(body["error"]["retry_after_secs"], 1);
+/// ```
+pub fn error_body(kind: &str, message: &str, retry_after_secs: Option<u64>) -> serde_json::Value {
+    let mut error = serde_json::json!({"kind": kind, "message": message});
+    if let Some(secs) = retry_after_secs {
+        error["retry_after_secs"] = serde_json::json!(secs);
+    }
+    serde_json::json!({ "error": error })
+}
