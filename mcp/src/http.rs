@@ -48,6 +48,7 @@ use tokio_util::sync::CancellationToken;
 
 use moonbox_service::ListenConfig;
 use moonbox_service::accept::{Places, Refusal, Refusals};
+use moonbox_service::body;
 use moonbox_service::reply::{self, Budget, Pending};
 
 use crate::config::HttpConfig;
@@ -299,8 +300,9 @@ struct Bodies {
     reading: tokio::sync::Semaphore,
 }
 
-/// Bodies read at once: each is at most the message bound (twice the code
-/// bound and 1 MiB), so this bounds the memory they hold.
+/// Bodies over [`body::SMALL_BODY_BYTES`] read at once: each is at most
+/// the message bound (twice the code bound and 1 MiB), so this bounds the
+/// memory they hold.
 const MAX_READING: usize = 16;
 
 /// Reads a request's body whole, within the message bound and the body
@@ -311,16 +313,29 @@ const MAX_READING: usize = 16;
 /// # Cancel safety
 /// Dropping it drops what was read.
 async fn read_body(State(bodies): State<Arc<Bodies>>, request: Request, next: Next) -> Response {
-    let Ok(_reading) = bodies.reading.try_acquire() else {
-        return (
-            StatusCode::SERVICE_UNAVAILABLE,
-            [(header::RETRY_AFTER, "1")],
-            format!("the server is reading {MAX_READING} request bodies at once, its bound; try again shortly\n"),
-        )
-            .into_response();
+    // A small body needs no place (see `body::SMALL_BODY_BYTES`), so that
+    // large ones that stall cannot lock out a client's small calls.
+    let small = body::is_small(request.headers());
+    let max = if small {
+        bodies.max.min(body::SMALL_BODY_BYTES)
+    } else {
+        bodies.max
+    };
+    let _reading = if small {
+        None
+    } else {
+        let Ok(place) = bodies.reading.try_acquire() else {
+            return (
+                StatusCode::SERVICE_UNAVAILABLE,
+                [(header::RETRY_AFTER, "1")],
+                format!("the server is reading {MAX_READING} request bodies over 64 KiB at once, its bound; try again shortly\n"),
+            )
+                .into_response();
+        };
+        Some(place)
     };
     let (parts, body) = request.into_parts();
-    match moonbox_service::body::read(&parts.headers, body, bodies.max, bodies.timeout).await {
+    match body::read(&parts.headers, body, max, bodies.timeout).await {
         Ok(bytes) => {
             next.run(Request::from_parts(parts, Body::from(bytes)))
                 .await

@@ -1019,6 +1019,45 @@ async fn http_slow_headers_and_stalled_bodies_are_cut_off_at_their_timeouts() {
 }
 
 #[tokio::test]
+async fn http_large_bodies_that_stall_cannot_lock_out_small_calls() {
+    let (addr, _stop, _serving) = serve_http(
+        Limits::default(),
+        HttpConfig::new("127.0.0.1:0".parse().unwrap()),
+    )
+    .await;
+    let large = || async move {
+        let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+        stream
+            .write_all(
+                b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                  Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n{\"jsonrpc\":",
+            )
+            .await
+            .unwrap();
+        stream
+    };
+    // Sixteen large bodies that never end hold every place for reading.
+    let mut stalled = Vec::new();
+    for _ in 0..16 {
+        stalled.push(large().await);
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut refused = large().await;
+    let (answer, _) = read_to_close(&mut refused).await;
+    assert!(answer.starts_with("HTTP/1.1 503"), "{answer}");
+    assert!(answer.contains("over 64 KiB"), "{answer}");
+
+    // Small requests need no place: a client still connects and calls.
+    let id = http_connect(addr).await;
+    let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                      "params": {"name": "run_lua", "arguments": {"code": "return 6 * 7"}}});
+    let answer = exchange(addr, "POST", &[("Mcp-Session-Id", &id)], &call.to_string()).await;
+    assert_eq!(answer.status, 200, "{}", answer.head);
+    assert!(answer.body().await.contains("[42]"));
+    drop(stalled);
+}
+
+#[tokio::test]
 async fn http_tcp_connections_are_capped_and_idle_ones_make_room() {
     let listen = moonbox_service::ListenConfig::default()
         .max_connections(2)

@@ -39,6 +39,37 @@ impl BodyError {
     }
 }
 
+/// A body whose declared length is at most this many bytes is small: a
+/// server may read it without taking one of its bounded places for
+/// reading bodies, since each connection carries at most one and the
+/// connection cap bounds them (512 connections hold at most 32 MiB of
+/// them). So bodies that stall at their bound, holding every place, do
+/// not lock out the small requests other clients send.
+pub const SMALL_BODY_BYTES: usize = 64 << 10;
+
+/// Whether the request declares a body of at most [`SMALL_BODY_BYTES`]
+/// (a `Content-Length`; a body sent in chunks declares none, and is not
+/// small). Read such a body with a bound of at most [`SMALL_BODY_BYTES`].
+///
+/// ```
+/// use axum::http::{HeaderMap, header};
+/// let mut headers = HeaderMap::new();
+/// assert!(!moonbox_service::body::is_small(&headers));
+/// headers.insert(header::CONTENT_LENGTH, "200".parse().unwrap());
+/// assert!(moonbox_service::body::is_small(&headers));
+/// ```
+pub fn is_small(headers: &HeaderMap) -> bool {
+    declared(headers).is_some_and(|n| n <= SMALL_BODY_BYTES as u64)
+}
+
+/// The length a request declares for its body.
+fn declared(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+}
+
 /// Reads `body` whole, refusing one declared or found longer than `max`
 /// bytes before reading past it, and one that takes longer than `timeout`.
 ///
@@ -53,11 +84,7 @@ pub async fn read(
     max: usize,
     timeout: Duration,
 ) -> Result<Bytes, BodyError> {
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > u64::try_from(max).unwrap_or(u64::MAX)) {
+    if declared(headers).is_some_and(|n| n > u64::try_from(max).unwrap_or(u64::MAX)) {
         return Err(BodyError::TooLarge { max });
     }
     match tokio::time::timeout(timeout, axum::body::to_bytes(body, max)).await {
