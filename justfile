@@ -184,7 +184,8 @@ ci:
 soak EVALS="1000000":
     cargo run -q --release -p moonbox --example soak -- {{EVALS}}
 
-# Fuzz one target (eval, json_boundary or cli_args) for SECONDS; needs cargo-fuzz.
+# Fuzz one target (eval, json_boundary, cli_args, serve_requests or
+# mcp_messages) for SECONDS; needs cargo-fuzz.
 fuzz TARGET="eval" SECONDS="60":
     cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none {{TARGET}} -- -max_total_time={{SECONDS}} -timeout=10 -rss_limit_mb=4096
 

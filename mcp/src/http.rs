@@ -112,6 +112,21 @@ impl McpServer {
                 source,
             })?;
         let stop = CancellationToken::new();
+        let router = self.http_router(&http, &stop);
+        let sweeper = self.spawn_sweeper();
+        Ok(HttpServer {
+            listener,
+            router,
+            listen: http.listen,
+            server: self,
+            stop,
+            sweeper,
+        })
+    }
+
+    /// The routes of the MCP endpoint and the defences in front of it; the
+    /// transport's event streams end when `stop` is cancelled.
+    pub(crate) fn http_router(&self, http: &HttpConfig, stop: &CancellationToken) -> Router {
         let mut origins: Vec<String> = HttpConfig::LOOPBACK_ORIGINS
             .iter()
             .map(|o| (*o).to_owned())
@@ -145,7 +160,6 @@ impl McpServer {
         // whether or not its client took it, beyond any bound.
         connections.session_config.completed_cache_ttl = Duration::ZERO;
         let connections = Arc::new(Capped::new(connections, http.max_connections));
-        let sweeper = self.spawn_sweeper();
         let server = self.clone();
         let service = StreamableHttpService::new(move || Ok(server.clone()), connections, config);
         // The last layer added is the first a request meets.
@@ -175,14 +189,7 @@ impl McpServer {
                 require_token,
             ));
         }
-        Ok(HttpServer {
-            listener,
-            router,
-            listen: http.listen,
-            server: self,
-            stop,
-            sweeper,
-        })
+        router
     }
 }
 

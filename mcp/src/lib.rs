@@ -58,3 +58,27 @@ pub use server::McpServer;
 /// token from. Code mode removes it from the environment of the upstream
 /// servers it starts, so that they never see the token.
 pub const TOKEN_ENV: &str = "MOONBOX_MCP_TOKEN";
+
+/// Entry points for the fuzz targets (`fuzz/`): the HTTP transport's
+/// request handling, end to end, without a socket. (The line transport is
+/// public: [`McpServer::serve_io_until`].) Not part of the API.
+#[doc(hidden)]
+pub mod fuzzing {
+    use crate::{HttpConfig, McpServer};
+
+    /// What the HTTP endpoint configured by `http` answers `input`, taken
+    /// as all a client sent on one connection; see
+    /// [`moonbox_service::accept::answer_bytes`]. Its event streams end
+    /// with the call.
+    pub async fn http_bytes(
+        server: &McpServer,
+        http: &HttpConfig,
+        input: &[u8],
+        max_output: usize,
+    ) -> Vec<u8> {
+        let stop = tokio_util::sync::CancellationToken::new();
+        let _ends = stop.clone().drop_guard();
+        let router = server.http_router(http, &stop);
+        moonbox_service::accept::answer_bytes(router, input, max_output).await
+    }
+}

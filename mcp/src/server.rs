@@ -197,10 +197,33 @@ impl McpServer {
         self,
         shutdown: impl std::future::Future<Output = ()>,
     ) -> Result<(), Error> {
+        let (stdin, stdout) = rmcp::transport::io::stdio();
+        self.serve_io_until(stdin, stdout, shutdown).await
+    }
+
+    /// Serves one client over a byte stream, one JSON-RPC message a line
+    /// (the stdio transport's framing), until it closes the stream or
+    /// `shutdown` completes; then [drains](Self::drain).
+    ///
+    /// # Errors
+    /// As for [`McpServer::serve_stdio_until`].
+    ///
+    /// # Cancel safety
+    /// As for [`McpServer::serve_stdio`].
+    pub async fn serve_io_until<R, W>(
+        self,
+        input: R,
+        output: W,
+        shutdown: impl std::future::Future<Output = ()>,
+    ) -> Result<(), Error>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
         let sweeper = self.spawn_sweeper();
         let running = self
             .clone()
-            .serve(self.stdio_transport())
+            .serve(self.line_transport(input, output))
             .await
             .map_err(|e| Error::Protocol(e.to_string()))?;
         let token = running.cancellation_token();
@@ -219,19 +242,20 @@ impl McpServer {
         result.map_err(|e| Error::Protocol(e.to_string()))
     }
 
-    /// Standard input and output as an MCP transport.
-    fn stdio_transport(
+    /// A byte stream as an MCP transport, a message a line.
+    fn line_transport<R, W>(
         &self,
-    ) -> rmcp::transport::async_rw::AsyncRwTransport<
-        rmcp::RoleServer,
-        tokio::io::Stdin,
-        tokio::io::Stdout,
-    > {
+        input: R,
+        output: W,
+    ) -> rmcp::transport::async_rw::AsyncRwTransport<rmcp::RoleServer, R, W>
+    where
+        R: tokio::io::AsyncRead + Send + Unpin + 'static,
+        W: tokio::io::AsyncWrite + Send + Unpin + 'static,
+    {
         // A message may hold code and inputs at their bounds, escaped: the
         // same bound as an HTTP request body. A longer line is dropped and
         // answered with an error; the connection stays open.
-        let (stdin, stdout) = rmcp::transport::io::stdio();
-        rmcp::transport::async_rw::AsyncRwTransport::<rmcp::RoleServer, _, _>::new(stdin, stdout)
+        rmcp::transport::async_rw::AsyncRwTransport::<rmcp::RoleServer, _, _>::new(input, output)
             .with_max_line_length(self.max_message_bytes())
     }
 

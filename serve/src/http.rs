@@ -78,7 +78,7 @@ impl Server {
 
     /// The routes, with the key check in front of all but the health
     /// checks.
-    fn router(&self) -> Router {
+    pub(crate) fn router(&self) -> Router {
         let guarded = Router::new()
             .route("/v1/eval", post(eval))
             .route("/v1/sessions", post(open_session))

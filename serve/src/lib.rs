@@ -57,3 +57,17 @@ pub use nats::{
     NatsConfig, RemoteError, RemoteSandbox, RemoteSession, Worker, remote_capability,
 };
 pub use service::Server;
+
+/// Entry points for the fuzz targets (`fuzz/`): each transport's request
+/// handling, end to end, without a socket or a NATS server. Not part of
+/// the API.
+#[doc(hidden)]
+pub mod fuzzing {
+    pub use crate::nats::answer_message as nats_message;
+
+    /// What the HTTP API answers `input`, taken as all a client sent on
+    /// one connection; see [`moonbox_service::accept::answer_bytes`].
+    pub async fn http_bytes(server: &crate::Server, input: &[u8], max_output: usize) -> Vec<u8> {
+        moonbox_service::accept::answer_bytes(server.router(), input, max_output).await
+    }
+}

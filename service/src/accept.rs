@@ -441,15 +441,7 @@ async fn connection(
             }
         })
     };
-    let mut builder = http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(shared.config.header_timeout)
-        // A request head larger than this is refused (431), and the read
-        // buffer holds at most this, not hyper's default of 400 KiB.
-        .max_header_size(MAX_HEAD_BYTES)
-        .max_buf_size(MAX_HEAD_BYTES);
-    let connection = builder.serve_connection(io, service);
+    let connection = http(&shared.config).serve_connection(io, service);
     tokio::pin!(connection);
     tokio::select! {
         // A failed or timed-out connection is the client's.
@@ -472,6 +464,72 @@ async fn connection(
     // chooses a connection that is gone.
     drop(registered);
     drop(place);
+}
+
+/// The HTTP/1.1 settings of every connection.
+fn http(config: &ListenConfig) -> http1::Builder {
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(config.header_timeout)
+        // A request head larger than this is refused (431), and the read
+        // buffer holds at most this, not hyper's default of 400 KiB.
+        .max_header_size(MAX_HEAD_BYTES)
+        .max_buf_size(MAX_HEAD_BYTES);
+    builder
+}
+
+/// What `router` answers `input`, taken as all a client sent on one
+/// connection before closing its side, with the HTTP settings the accept
+/// loop uses: every request in it is parsed, routed and answered, end to
+/// end, without a socket. For fuzz targets and tests of a server's request
+/// parsing; the output is cut at `max_output` bytes.
+///
+/// ```
+/// # tokio::runtime::Runtime::new().unwrap().block_on(async {
+/// let router = axum::Router::new().route("/", axum::routing::get(|| async { "hi" }));
+/// let out = moonbox_service::accept::answer_bytes(router, b"GET / HTTP/1.1\r\nHost: x\r\n\r\n", 1 << 20).await;
+/// assert!(out.starts_with(b"HTTP/1.1 200 OK"));
+/// # });
+/// ```
+pub async fn answer_bytes(router: Router, input: &[u8], max_output: usize) -> Vec<u8> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    let (client, server) = tokio::io::duplex(64 << 10);
+    let service = service_fn(move |request: Request<Incoming>| {
+        let mut router = router.clone();
+        async move {
+            match router.call(request).await {
+                Ok(response) => Ok::<_, Infallible>(response),
+                Err(never) => match never {},
+            }
+        }
+    });
+    let mut builder = http(&ListenConfig::default());
+    // The input's end is the client's last word, not a hang-up: what it
+    // asked for is still answered.
+    builder.half_close(true);
+    let connection = builder.serve_connection(TokioIo::new(server), service);
+    let (mut read, mut write) = tokio::io::split(client);
+    let send = async {
+        let _ = write.write_all(input).await;
+        let _ = write.shutdown().await;
+    };
+    let mut output = Vec::new();
+    let receive = async {
+        let mut buf = [0u8; 8 << 10];
+        loop {
+            match read.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    let room = max_output.saturating_sub(output.len());
+                    output.extend_from_slice(&buf[..n.min(room)]);
+                }
+            }
+        }
+    };
+    let _ = tokio::join!(connection, send, receive);
+    output
 }
 
 /// Completes when the server drains (or is gone).

@@ -47,6 +47,7 @@ use crate::error::{ApiError, Error, retry_secs};
 pub use capability::{DEFAULT_REMOTE_CALL_BUDGET, remote_capability};
 pub use client::{RemoteError, RemoteSandbox, RemoteSession};
 pub use worker::Worker;
+pub use worker::answer_message;
 
 /// The subject prefix when none is set.
 pub const DEFAULT_PREFIX: &str = "moonbox";

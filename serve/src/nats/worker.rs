@@ -464,60 +464,18 @@ impl Worker {
             .subject
             .strip_prefix(&format!("{}.worker.{}.", self.prefix, self.id))
             .unwrap_or("");
-        // A claim redeemed for an eval runs it even while the worker
-        // drains. A session opened then could run nothing (its evals are
-        // new work), so an open is refused while draining, claim or not,
-        // and its client claims another worker.
-        let claimed = || {
+        route(tail, || {
             message
                 .headers
                 .as_ref()
                 .and_then(|headers| headers.get(super::CLAIM_HEADER))
                 .is_some_and(|claim| self.claims().redeem(claim.as_str(), Instant::now()))
-        };
-        match tail {
-            "eval" if claimed() => Op::Eval(Arrival::Claimed),
-            "eval" => Op::Eval(Arrival::New),
-            "open" => {
-                claimed();
-                Op::Open
-            }
-            _ => match tail
-                .strip_prefix("session.")
-                .and_then(|t| t.split_once('.'))
-            {
-                Some((id, "eval")) => Op::SessionEval(id.to_owned()),
-                Some((id, "close")) => Op::SessionClose(id.to_owned()),
-                _ => Op::Unknown,
-            },
-        }
+        })
     }
 
     /// The answer to one message.
     async fn handle(&self, server: &Server, op: Op, message: &Message) -> Value {
-        let anyone = Caller(None);
-        let body = &message.payload;
-        let result = match op {
-            Op::Eval(arrival) => server.eval("nats", &anyone, arrival, body).await,
-            Op::Open => server.open(&anyone, body).await.map(|opened| {
-                let id = format!("{}.{}", self.id, opened.id);
-                opened.to_json(&id)
-            }),
-            Op::SessionEval(id) => server.eval_in("nats", &anyone, &id, body).await,
-            Op::SessionClose(id) => server.close(&anyone, &id).map(|()| json!({"closed": true})),
-            Op::Unknown => Err(ApiError::new(
-                StatusCode::NOT_FOUND,
-                "not_found",
-                format!(
-                    "no operation on subject '{}'; a worker takes .eval and .open, and a session .eval and .close",
-                    message.subject.chars().take(200).collect::<String>()
-                ),
-            )),
-        };
-        result.unwrap_or_else(|e| {
-            server.count_refused(&e);
-            refused(&e)
-        })
+        answer(server, &self.id, op, &message.subject, &message.payload).await
     }
 
     /// Sends an answer; one larger than the bus carries becomes the
@@ -526,23 +484,100 @@ impl Worker {
     /// and cost.
     async fn publish(&self, server: &Server, reply: async_nats::Subject, answer: Value) {
         let max = self.client.server_info().max_payload;
-        // A refusal is a few bytes longer on the bus than over HTTP (its
-        // status is a field): leave it room.
-        let bytes = match crate::reply::encode(
-            &answer,
-            max.saturating_sub(64),
-            "the NATS server's max_payload",
-        ) {
-            Ok(bytes) => bytes,
-            Err(e) => {
-                server.count_refused(&e);
-                refused(&e).to_string().into_bytes()
-            }
-        };
+        let bytes = encode(server, &answer, max);
         if let Err(e) = self.client.publish(reply, Bytes::from(bytes)).await {
             tracing::warn!(worker = %self.id, error = %e, "cannot send an answer");
         }
     }
+}
+
+/// What a message asks for, from its subject's `tail` after
+/// `P.worker.W.`; `claimed` redeems the message's claim, if it has one.
+fn route(tail: &str, mut claimed: impl FnMut() -> bool) -> Op {
+    // A claim redeemed for an eval runs it even while the worker drains. A
+    // session opened then could run nothing (its evals are new work), so an
+    // open is refused while draining, claim or not, and its client claims
+    // another worker.
+    match tail {
+        "eval" if claimed() => Op::Eval(Arrival::Claimed),
+        "eval" => Op::Eval(Arrival::New),
+        "open" => {
+            // Redeemed, so that the claim no longer holds the worker back.
+            claimed();
+            Op::Open
+        }
+        _ => match tail
+            .strip_prefix("session.")
+            .and_then(|t| t.split_once('.'))
+        {
+            Some((id, "eval")) => Op::SessionEval(id.to_owned()),
+            Some((id, "close")) => Op::SessionClose(id.to_owned()),
+            _ => Op::Unknown,
+        },
+    }
+}
+
+/// The answer of `server` to one message for `op`, on `subject`, from the
+/// worker `worker`.
+async fn answer(server: &Server, worker: &str, op: Op, subject: &str, body: &[u8]) -> Value {
+    let anyone = Caller(None);
+    let result = match op {
+        Op::Eval(arrival) => server.eval("nats", &anyone, arrival, body).await,
+        Op::Open => server.open(&anyone, body).await.map(|opened| {
+            let id = format!("{worker}.{}", opened.id);
+            opened.to_json(&id)
+        }),
+        Op::SessionEval(id) => server.eval_in("nats", &anyone, &id, body).await,
+        Op::SessionClose(id) => server.close(&anyone, &id).map(|()| json!({"closed": true})),
+        Op::Unknown => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "not_found",
+            format!(
+                "no operation on subject '{}'; a worker takes .eval and .open, and a session .eval and .close",
+                subject.chars().take(200).collect::<String>()
+            ),
+        )),
+    };
+    result.unwrap_or_else(|e| {
+        server.count_refused(&e);
+        refused(&e)
+    })
+}
+
+/// `answer` as the bytes of a message of at most `max_payload`: past it,
+/// the refusal `reply_too_large` with the report minus its values, so that
+/// the client never waits for nothing and learns what the eval wrote and
+/// cost.
+fn encode(server: &Server, answer: &Value, max_payload: usize) -> Vec<u8> {
+    // A refusal is a few bytes longer on the bus than over HTTP (its
+    // status is a field): leave it room.
+    match crate::reply::encode(
+        answer,
+        max_payload.saturating_sub(64),
+        "the NATS server's max_payload",
+    ) {
+        Ok(bytes) => bytes,
+        Err(e) => {
+            server.count_refused(&e);
+            refused(&e).to_string().into_bytes()
+        }
+    }
+}
+
+/// What a worker of `server` answers a message on the subject whose tail
+/// (after `P.worker.W.`) is `tail`, carrying `payload` and no claim, as
+/// the bytes it would publish within `max_payload`. For fuzz targets of
+/// the worker's message handling; not part of the API.
+#[doc(hidden)]
+pub async fn answer_message(
+    server: &Server,
+    tail: &str,
+    payload: &[u8],
+    max_payload: usize,
+) -> Vec<u8> {
+    let op = route(tail, || false);
+    let answer = answer(server, "worker", op, tail, payload).await;
+    encode(server, &answer, max_payload)
 }
 
 #[cfg(test)]
