@@ -25,7 +25,7 @@ const HONEST_KEY: &str = "honest-key-0123456789abcdef";
 const ATTACKER_KEY: &str = "attacker-key-0123456789abcdef";
 
 /// What the honest tenant runs.
-const HONEST_SCRIPT: &str = "local t = {} for i = 1, 100 do t[i] = i * 2 end return #t";
+pub(crate) const HONEST_SCRIPT: &str = "local t = {} for i = 1, 100 do t[i] = i * 2 end return #t";
 
 /// How long the honest tenant waits for one answer, and the probe for
 /// `/healthz` (a kubelet's default probe timeout is 1 s).
@@ -318,7 +318,7 @@ fn start_attack(
 /// `count` connections that each send `opening`, then either a byte every
 /// `trickle` or nothing, never reading, and open again whenever the server
 /// lets one go.
-fn raw_clients(
+pub(crate) fn raw_clients(
     tasks: &mut JoinSet<()>,
     addr: std::net::SocketAddr,
     count: usize,

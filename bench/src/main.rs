@@ -8,6 +8,7 @@
 //! Exit codes: 0 success; 2 a usage error or a failed run.
 
 mod attack;
+mod attack_mcp;
 mod awfy;
 mod chart;
 mod inproc;
@@ -106,6 +107,11 @@ pub(crate) struct Options {
     /// while an attacker runs each attack in turn; print its table.
     #[arg(long, conflicts_with_all = ["serve", "nats"])]
     attack: bool,
+    /// Measure only the soak under attack of `moonbox mcp --http`: an
+    /// honest client while an attacker runs each attack in turn; print its
+    /// table.
+    #[arg(long, conflicts_with_all = ["serve", "nats", "attack"])]
+    attack_mcp: bool,
     /// Seconds each round of the soak under attack lasts.
     #[arg(long, default_value_t = 20)]
     attack_secs: u64,
@@ -237,6 +243,23 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
             report::today()
         );
         attack::table(&mut s, &rounds);
+        println!("{s}");
+        return Ok(());
+    }
+    if o.attack_mcp {
+        let moonbox = moonbox_binary(&o)?;
+        let secs = o.attack_secs.clamp(5, 600);
+        let rounds = attack_mcp::run(&moonbox, secs).await?;
+        let release = release_flag();
+        let mut s = format!(
+            "Command: `cargo build{release} -p moonbox-cli && cargo run{release} -p moonbox-bench -- --attack-mcp --attack-secs {secs}`\n\
+             Server: `moonbox mcp --http 127.0.0.1:0 {}`\n\
+             Machine: {}\nDate: {}\n",
+            attack_mcp::flags(),
+            report::machine(),
+            report::today()
+        );
+        attack_mcp::table(&mut s, &rounds);
         println!("{s}");
         return Ok(());
     }
