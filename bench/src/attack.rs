@@ -183,41 +183,68 @@ async fn round(moonbox: &Path, keys: &Path, attack: Attack, length: Duration) ->
     })
 }
 
-/// One small eval at a time, for `length`.
-async fn honest(
-    addr: std::net::SocketAddr,
-    began: Instant,
-    length: Duration,
-) -> (Vec<Duration>, usize, usize) {
-    let client = reqwest::Client::new();
-    let url = format!("http://{addr}/v1/eval");
-    let body = serde_json::json!({ "code": HONEST_SCRIPT }).to_string();
+/// What the honest client of a soak saw: its requests' latencies, how
+/// many were answered well, and how many it sent.
+pub(crate) type Honest = (Vec<Duration>, usize, usize);
+
+/// Sends one request at a time with `one` (its number; whether it was
+/// answered well) from `began` for `length`; after a failure, waits a
+/// moment before the next, as a client would.
+pub(crate) async fn one_at_a_time<F, Fut>(began: Instant, length: Duration, mut one: F) -> Honest
+where
+    F: FnMut(u64) -> Fut,
+    Fut: Future<Output = bool>,
+{
     let (mut times, mut ok, mut sent) = (Vec::new(), 0, 0);
     while began.elapsed() < length {
         sent += 1;
         let at = Instant::now();
+        let good = one(sent as u64).await;
+        times.push(at.elapsed());
+        ok += usize::from(good);
+        if !good {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    (times, ok, sent)
+}
+
+/// Whether `answer` is a success whose body contains `needle`.
+pub(crate) async fn answered(answer: reqwest::Result<reqwest::Response>, needle: &str) -> bool {
+    match answer {
+        Ok(response) if response.status().is_success() => {
+            response.text().await.is_ok_and(|t| t.contains(needle))
+        }
+        _ => false,
+    }
+}
+
+/// One small eval at a time, for `length`.
+async fn honest(addr: std::net::SocketAddr, began: Instant, length: Duration) -> Honest {
+    let client = reqwest::Client::new();
+    let url = format!("http://{addr}/v1/eval");
+    let body = serde_json::json!({ "code": HONEST_SCRIPT }).to_string();
+    one_at_a_time(began, length, |_| {
         let answer = client
             .post(&url)
             .bearer_auth(HONEST_KEY)
             .timeout(HONEST_WAIT)
             .body(body.clone())
-            .send()
-            .await;
-        let good = match answer {
-            Ok(response) if response.status().is_success() => response
-                .text()
-                .await
-                .is_ok_and(|t| t.contains("\"ok\":true")),
-            _ => false,
-        };
-        times.push(at.elapsed());
-        ok += usize::from(good);
-        if !good {
-            // As a client would: a moment before trying again.
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    }
-    (times, ok, sent)
+            .send();
+        async move { answered(answer.await, "\"ok\":true").await }
+    })
+    .await
+}
+
+/// `ok` of `sent` and its percentage, for a table.
+pub(crate) fn share(ok: usize, sent: usize) -> String {
+    #[allow(clippy::cast_precision_loss, reason = "counts far below 2^52")]
+    let p = if sent == 0 {
+        0.0
+    } else {
+        ok as f64 * 100.0 / sent as f64
+    };
+    format!("{ok} / {sent} ({p:.1}%)")
 }
 
 /// `GET /healthz` on a new connection every second, for `length`.
@@ -418,15 +445,6 @@ pub(crate) fn table(s: &mut String, rounds: &[Round]) {
          |---|---|---|---|---|---|\n",
     );
     for r in rounds {
-        let pct = |ok: usize, sent: usize| {
-            #[allow(clippy::cast_precision_loss, reason = "counts far below 2^52")]
-            let p = if sent == 0 {
-                0.0
-            } else {
-                ok as f64 * 100.0 / sent as f64
-            };
-            format!("{ok} / {sent} ({p:.1}%)")
-        };
         let (p50, p99) = r.honest.map_or(("-".to_owned(), "-".to_owned()), |h| {
             (time(h.median), time(h.p99))
         });
@@ -435,8 +453,8 @@ pub(crate) fn table(s: &mut String, rounds: &[Round]) {
         s.push_str(&format!(
             "| {} | {} | {p50} | {p99} | {} | {rss} |\n",
             r.attack.describe(),
-            pct(r.honest_ok, r.honest_sent),
-            pct(r.health_ok, r.health_sent),
+            share(r.honest_ok, r.honest_sent),
+            share(r.health_ok, r.health_sent),
         ));
     }
 }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use tokio::task::JoinSet;
 
-use crate::attack::{HONEST_SCRIPT, raw_clients};
+use crate::attack::{HONEST_SCRIPT, Honest, answered, one_at_a_time, raw_clients, share};
 use crate::load::spawn_until;
 use crate::stats::Summary;
 
@@ -130,7 +130,7 @@ async fn round(moonbox: &Path, attack: Attack, length: Duration) -> Result<Round
     // The attack takes hold before the honest client starts.
     tokio::time::sleep(Duration::from_secs(2).min(length / 4)).await;
     let began = Instant::now();
-    let (times, honest_ok, honest_sent) = honest(addr, began, length).await?;
+    let (times, honest_ok, honest_sent) = honest(addr, began, length).await;
     let rss_peak =
         crate::proc_kib(&format!("/proc/{pid}/status"), "VmHWM:").map_or(0, |kib| kib * 1024);
     stop.store(true, Ordering::Relaxed);
@@ -195,46 +195,28 @@ fn call(n: u64, code: &str) -> String {
 
 /// One small call at a time, for `length`, on its own MCP connection; an
 /// attempt to open the connection that fails counts as a failed call.
-async fn honest(
-    addr: std::net::SocketAddr,
-    began: Instant,
-    length: Duration,
-) -> Result<(Vec<Duration>, usize, usize)> {
+async fn honest(addr: std::net::SocketAddr, began: Instant, length: Duration) -> Honest {
     let client = reqwest::Client::new();
-    let mut session = None;
-    let (mut times, mut ok, mut sent) = (Vec::new(), 0, 0);
-    while began.elapsed() < length {
-        sent += 1;
-        let at = Instant::now();
-        let id: &String = match &mut session {
-            Some(id) => id,
-            None => match connect(&client, addr).await {
-                Ok(id) => session.insert(id),
-                Err(_) => {
-                    times.push(at.elapsed());
-                    tokio::time::sleep(Duration::from_millis(100)).await;
-                    continue;
-                }
-            },
-        };
-        let answer = post(&client, addr, Some(id), call(sent as u64, HONEST_SCRIPT))
-            .timeout(HONEST_WAIT)
-            .send()
-            .await;
-        let good = match answer {
-            Ok(response) if response.status().is_success() => response
-                .text()
-                .await
-                .is_ok_and(|t| t.contains("\"isError\":false")),
-            _ => false,
-        };
-        times.push(at.elapsed());
-        ok += usize::from(good);
-        if !good {
-            tokio::time::sleep(Duration::from_millis(100)).await;
+    let session = tokio::sync::Mutex::new(None::<String>);
+    one_at_a_time(began, length, |n| {
+        let (client, session) = (&client, &session);
+        async move {
+            let mut session = session.lock().await;
+            let id = match session.as_ref() {
+                Some(id) => id.clone(),
+                None => match connect(client, addr).await {
+                    Ok(id) => session.insert(id).clone(),
+                    Err(_) => return false,
+                },
+            };
+            let answer = post(client, addr, Some(&id), call(n, HONEST_SCRIPT))
+                .timeout(HONEST_WAIT)
+                .send()
+                .await;
+            answered(answer, "\"isError\":false").await
         }
-    }
-    Ok((times, ok, sent))
+    })
+    .await
 }
 
 fn start_attack(
@@ -316,22 +298,15 @@ pub(crate) fn table(s: &mut String, rounds: &[Round]) {
          |---|---|---|---|---|\n",
     );
     for r in rounds {
-        #[allow(clippy::cast_precision_loss, reason = "counts far below 2^52")]
-        let pct = if r.honest_sent == 0 {
-            0.0
-        } else {
-            r.honest_ok as f64 * 100.0 / r.honest_sent as f64
-        };
         let (p50, p99) = r.honest.map_or(("-".to_owned(), "-".to_owned()), |h| {
             (time(h.median), time(h.p99))
         });
         #[allow(clippy::cast_precision_loss, reason = "a byte count far below 2^52")]
         let rss = bytes(r.rss_peak as f64);
         s.push_str(&format!(
-            "| {} | {} / {} ({pct:.1}%) | {p50} | {p99} | {rss} |\n",
+            "| {} | {} | {p50} | {p99} | {rss} |\n",
             r.attack.describe(),
-            r.honest_ok,
-            r.honest_sent,
+            share(r.honest_ok, r.honest_sent),
         ));
     }
 }

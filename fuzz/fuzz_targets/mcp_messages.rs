@@ -5,16 +5,14 @@
 //! or a closed connection, never a panic or a hang.
 #![no_main]
 
+mod servers;
+
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use moonbox::{Limits, Sandbox};
 use moonbox_mcp::{HttpConfig, McpServer, ServerConfig, fuzzing};
+use servers::{INPUT_DEADLINE, MAX_OUTPUT};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-
-/// The most of an answer kept.
-const MAX_OUTPUT: usize = 1 << 20;
 
 struct Fixture {
     runtime: tokio::runtime::Runtime,
@@ -25,23 +23,9 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        let limits = Limits {
-            max_instructions: 100_000,
-            timeout: Duration::from_millis(500),
-            ..Limits::default()
-        };
-        let server = runtime.block_on(async {
-            let sandbox = Sandbox::builder()
-                .limits(limits)
-                .build_async()
-                .await
-                .expect("the sandbox builds");
-            McpServer::new(sandbox, ServerConfig::default()).expect("the server starts")
-        });
+        let runtime = servers::runtime();
+        let sandbox = servers::sandbox(&runtime);
+        let server = McpServer::new(sandbox, ServerConfig::default()).expect("the server starts");
         let http = HttpConfig::new("127.0.0.1:0".parse().expect("an address"));
         Fixture {
             runtime,
@@ -116,6 +100,6 @@ fuzz_target!(|data: &[u8]| {
     };
     fixture
         .runtime
-        .block_on(async { tokio::time::timeout(Duration::from_secs(10), work).await })
+        .block_on(async { tokio::time::timeout(INPUT_DEADLINE, work).await })
         .expect("every message is answered within the limits");
 });

@@ -5,15 +5,14 @@
 //! connection within the limits, never a panic or a hang.
 #![no_main]
 
+mod servers;
+
 use std::sync::OnceLock;
 use std::time::Duration;
 
 use libfuzzer_sys::fuzz_target;
-use moonbox::{Limits, Sandbox};
 use moonbox_serve::{ServeConfig, Server, fuzzing};
-
-/// The most of an answer kept: enough for every status line and refusal.
-const MAX_OUTPUT: usize = 1 << 20;
+use servers::{INPUT_DEADLINE, MAX_OUTPUT};
 
 struct Fixture {
     runtime: tokio::runtime::Runtime,
@@ -25,25 +24,11 @@ struct Fixture {
 fn fixture() -> &'static Fixture {
     static FIXTURE: OnceLock<Fixture> = OnceLock::new();
     FIXTURE.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .expect("a runtime");
-        let limits = Limits {
-            max_instructions: 100_000,
-            timeout: Duration::from_millis(500),
-            ..Limits::default()
-        };
-        let server = runtime.block_on(async {
-            let sandbox = Sandbox::builder()
-                .limits(limits)
-                .build_async()
-                .await
-                .expect("the sandbox builds");
-            let config = ServeConfig::new("127.0.0.1:0".parse().expect("an address"))
-                .session_ttl(Duration::from_secs(24 * 3600));
-            Server::new(sandbox, config).expect("the server starts")
-        });
+        let runtime = servers::runtime();
+        let sandbox = servers::sandbox(&runtime);
+        let config = ServeConfig::new("127.0.0.1:0".parse().expect("an address"))
+            .session_ttl(Duration::from_secs(24 * 3600));
+        let server = Server::new(sandbox, config).expect("the server starts");
         let opened = runtime.block_on(fuzzing::http_bytes(
             &server,
             &request("POST", "/v1/sessions", b"{}"),
@@ -95,7 +80,10 @@ fuzz_target!(|data: &[u8]| {
                 assert!(out.starts_with(b"HTTP/1.1 "), "no answer to an open");
                 // Close what opened, so that the cap is never reached.
                 let text = String::from_utf8_lossy(&out);
-                if let Some(id) = text.split("\"id\":\"").nth(1).and_then(|r| r.split('"').next())
+                if let Some(id) = text
+                    .split("\"id\":\"")
+                    .nth(1)
+                    .and_then(|r| r.split('"').next())
                 {
                     let close = request("DELETE", &format!("/v1/sessions/{id}"), b"");
                     fuzzing::http_bytes(&fixture.server, &close, MAX_OUTPUT).await;
@@ -108,7 +96,10 @@ fuzz_target!(|data: &[u8]| {
             }
             4 => {
                 // The payload after a subject tail of up to 64 bytes.
-                let split = rest.first().map_or(0, |n| usize::from(*n % 64)).min(rest.len());
+                let split = rest
+                    .first()
+                    .map_or(0, |n| usize::from(*n % 64))
+                    .min(rest.len());
                 let (tail, payload) = rest.split_at(split);
                 let tail = String::from_utf8_lossy(tail);
                 let out = fuzzing::nats_message(&fixture.server, &tail, payload, 64 << 10).await;
@@ -124,6 +115,6 @@ fuzz_target!(|data: &[u8]| {
     };
     fixture
         .runtime
-        .block_on(async { tokio::time::timeout(Duration::from_secs(10), work).await })
+        .block_on(async { tokio::time::timeout(INPUT_DEADLINE, work).await })
         .expect("every request is answered within the limits");
 });
