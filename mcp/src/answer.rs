@@ -79,51 +79,120 @@ pub(crate) fn finished(
         }
     }
     let report = Report::from(outcome).to_json();
-    let room = max_reply_bytes.saturating_sub(line.len() + ENVELOPE_BYTES);
-    let Some(size) = reply::size_within(&report, room) else {
-        let why = format!(
-            "error[reply_too_large]: the answer is larger than max_reply_bytes ({max_reply_bytes} bytes), so its values were dropped; return less (or a summary), or raise --max-reply-bytes"
-        );
-        return refusal(why, outcome, &report, room);
-    };
-    if let Some(pending) = pending
-        && !pending.reserve(size + line.len() + ENVELOPE_BYTES)
-    {
-        let why = "error[replies_busy]: the server holds as many answers as it may while their clients take them, so this answer's values were dropped; try again shortly, or return less".to_owned();
-        return refusal(why, outcome, &report, SMALL_REPLY_BYTES - ENVELOPE_BYTES);
+    let line_bytes = text_bytes(&line);
+    let room = max_reply_bytes.saturating_sub(line_bytes + ENVELOPE_BYTES);
+    let reserve = |bytes: usize| pending.is_none_or(|pending| pending.reserve(bytes));
+    if let Some(size) = reply::size_within(&report, room) {
+        if !reserve(size + line_bytes + ENVELOPE_BYTES) {
+            return busy(outcome, &report);
+        }
+        let text = vec![ContentBlock::text(line)];
+        let mut result = match outcome {
+            Ok(_) => CallToolResult::success(text),
+            Err(_) => CallToolResult::error(text),
+        };
+        result.structured_content = Some(report);
+        return result;
     }
-    let text = vec![ContentBlock::text(line)];
-    let mut result = match outcome {
-        Ok(_) => CallToolResult::success(text),
-        Err(_) => CallToolResult::error(text),
-    };
-    result.structured_content = Some(report);
+    let why = format!(
+        "error[reply_too_large]: the answer is larger than max_reply_bytes ({max_reply_bytes} bytes), so its values were dropped; return less (or a summary), or raise --max-reply-bytes"
+    );
+    let (result, size) = refusal(why, outcome, &report, room);
+    // What is kept (the output, the logs) may be large too: it holds its
+    // part of the memory for answers like any answer.
+    if !reserve(size + ENVELOPE_BYTES) {
+        return busy(outcome, &report);
+    }
     result
+}
+
+/// The answer when the memory for answers has no room for this one: the
+/// report cut to a small answer, which needs no part of it.
+fn busy(outcome: &Result<EvalOutput, EvalError>, report: &Value) -> CallToolResult {
+    let why = "error[replies_busy]: the server holds as many answers as it may while their clients take them, so this answer's values were dropped; try again shortly, or return less".to_owned();
+    refusal(why, outcome, report, SMALL_REPLY_BYTES - ENVELOPE_BYTES).0
+}
+
+/// The bytes `text` takes as a JSON string, escapes included.
+fn text_bytes(text: &str) -> usize {
+    reply::size_within(&Value::String(text.to_owned()), usize::MAX).unwrap_or(usize::MAX)
 }
 
 /// An answer that could not be sent whole: `why`, then the script's own
 /// error if it failed, and the report with as little dropped as fits in
-/// `room` bytes (its stats are always kept when anything is).
+/// `room` bytes (its stats are always kept when anything is); with the
+/// bytes it takes, less the envelope.
 fn refusal(
     mut why: String,
     outcome: &Result<EvalOutput, EvalError>,
     report: &Value,
     room: usize,
-) -> CallToolResult {
+) -> (CallToolResult, usize) {
     if let Err(e) = outcome {
         why.push_str(&format!(" (the script itself failed: {e})"));
     }
     let why = cut(why.replace(['\n', '\r'], " "));
-    let room = room.saturating_sub(why.len());
-    let kept = reply::shrink(report, |kept| reply::size_within(kept, room).is_some());
+    let why_bytes = text_bytes(&why);
+    let room = room.saturating_sub(why_bytes);
+    let mut kept_bytes = 0;
+    let kept = reply::shrink(report, |kept| {
+        reply::size_within(kept, room)
+            .inspect(|n| kept_bytes = *n)
+            .is_some()
+    });
     let mut result = CallToolResult::error(vec![ContentBlock::text(why)]);
     result.structured_content = kept;
-    result
+    (result, why_bytes + kept_bytes)
 }
 
 #[cfg(test)]
 mod tests {
+    use moonbox_service::reply::Budget;
+
     use super::*;
+
+    fn text(result: &CallToolResult) -> String {
+        result
+            .content
+            .iter()
+            .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn what_a_refusal_keeps_holds_its_part_of_the_reply_memory() {
+        let sandbox = moonbox::Sandbox::builder().build().unwrap();
+        // 600 KiB of output, and a value past the reply bound.
+        let outcome = sandbox
+            .eval("io.write(string.rep('o', 600 * 1024)) return string.rep('v', 2 * 1024 * 1024)")
+            .await;
+        let budget = Budget::new(1 << 20);
+        let first = Pending::new(budget.clone());
+        let kept = finished(&outcome, After::Nothing, 1 << 20, Some(&first));
+        assert!(
+            text(&kept).starts_with("error[reply_too_large]"),
+            "{}",
+            text(&kept)
+        );
+        let report = kept.structured_content.as_ref().unwrap();
+        assert_eq!(report["output"].as_str().unwrap().len(), 600 * 1024);
+        // The first refusal holds 600 KiB of the 1 MiB: a second does not fit,
+        // and is cut to a small answer.
+        let second = finished(
+            &outcome,
+            After::Nothing,
+            1 << 20,
+            Some(&Pending::new(budget)),
+        );
+        assert!(
+            text(&second).starts_with("error[replies_busy]"),
+            "{}",
+            text(&second)
+        );
+        let report = second.structured_content.as_ref().unwrap();
+        assert_eq!(report["output"], "");
+        assert!(report["stats"]["instructions"].as_u64().unwrap() > 0);
+    }
 
     #[test]
     fn a_long_text_is_cut_on_a_character_boundary_and_says_so() {
