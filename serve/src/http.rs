@@ -470,20 +470,16 @@ async fn read_body(
     // among the bounded readers (a tenant holds a quarter of them at most),
     // and within a time bound: a slow or stalled sender holds neither
     // memory nor a drain for long, and pays for the time in its quota.
-    // A small body needs no place (see `body::SMALL_BODY_BYTES`), so that
-    // large ones that stall cannot lock out small requests.
-    let small = moonbox_service::body::is_small(headers);
-    let _reading = server.start_reading(caller, small)?;
+    let _reading = server.start_reading(caller)?;
     let began = std::time::Instant::now();
     let config = server.config();
-    let max = if small {
-        config
-            .max_body_bytes
-            .min(moonbox_service::body::SMALL_BODY_BYTES)
-    } else {
-        config.max_body_bytes
-    };
-    let read = moonbox_service::body::read(headers, body, max, config.listen.body_timeout).await;
+    let read = moonbox_service::body::read(
+        headers,
+        body,
+        config.max_body_bytes,
+        config.listen.body_timeout,
+    )
+    .await;
     server.charge_reading(caller, began.elapsed());
     read.map_err(|e| {
         let kind = match e {

@@ -263,28 +263,20 @@ impl Server {
     }
 
     /// A place to read a request body of `caller`, once its tenant has
-    /// quota left; a `small` body (see `body::SMALL_BODY_BYTES`) needs
-    /// none.
+    /// quota left.
     ///
     /// # Errors
     /// `quota_exceeded` (429) when a quota of the tenant is spent;
     /// `overloaded` (429) when every place, or the tenant's share (a
     /// quarter), is taken.
-    pub(crate) fn start_reading(
-        &self,
-        caller: &Caller,
-        small: bool,
-    ) -> Result<Option<Reading>, ApiError> {
+    pub(crate) fn start_reading(&self, caller: &Caller) -> Result<Reading, ApiError> {
         if let Some(name) = caller.name() {
             self.inner
                 .quotas
                 .check(name)
                 .map_err(|(wait, what)| quota_exceeded(name, what, wait))?;
         }
-        if small {
-            return Ok(None);
-        }
-        self.inner.readers.start(caller.0.as_ref()).map(Some).map_err(|full| {
+        self.inner.readers.start(caller.0.as_ref()).map_err(|full| {
             let message = match full {
                 Full::All => {
                     "the server is reading as many request bodies as it may; try again later"
