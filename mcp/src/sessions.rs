@@ -112,9 +112,7 @@ impl Sessions {
 
     /// The error for an id that is not open.
     pub(crate) fn unknown(&self, id: &str) -> ToolError {
-        self.refusal(SessionError::Unknown {
-            id: id.chars().take(64).collect(),
-        })
+        self.refusal(sessions::unknown(id))
     }
 
     /// The table's refusal as a tool error.

@@ -126,9 +126,7 @@ impl Sessions {
 
     /// The refusal of an id that is not open.
     pub(crate) fn unknown(&self, id: &str) -> ApiError {
-        self.refusal(SessionError::Unknown {
-            id: id.chars().take(64).collect(),
-        })
+        self.refusal(sessions::unknown(id))
     }
 
     /// The table's refusal as the API's error.

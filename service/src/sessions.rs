@@ -194,6 +194,8 @@ impl<S> std::fmt::Debug for Sessions<S> {
 pub struct Reservation<'a, S> {
     sessions: &'a Sessions<S>,
     owner: Option<String>,
+    /// Set once the place holds the session.
+    filled: bool,
 }
 
 impl<S> std::fmt::Debug for Reservation<'_, S> {
@@ -210,33 +212,43 @@ impl<S> Reservation<'_, S> {
     /// # Errors
     /// [`SessionError::NoId`] when the system gives no random bytes; the
     /// place is given back.
-    pub fn fill(self, slot: Arc<Slot<S>>) -> Result<String, SessionError> {
+    pub fn fill(mut self, slot: Arc<Slot<S>>) -> Result<String, SessionError> {
         let id = new_id()?;
-        self.sessions.table().open.insert(
+        let mut table = self.sessions.table();
+        // One step under the lock: the session stops counting as starting
+        // as it starts counting as open, so that no `reserve` in between
+        // sees it twice.
+        give_back(&mut table, self.owner.as_deref());
+        table.open.insert(
             id.clone(),
             Entry {
                 slot,
-                owner: self.owner.clone(),
+                owner: self.owner.take(),
                 last_used: Instant::now(),
             },
         );
-        // Dropping the reservation gives back the place it counted as
-        // starting; the session now counts as open.
+        self.filled = true;
         Ok(id)
     }
 }
 
 impl<S> Drop for Reservation<'_, S> {
     fn drop(&mut self) {
-        let mut table = self.sessions.table();
-        table.starting = table.starting.saturating_sub(1);
-        if let Some(owner) = &self.owner
-            && let Some(n) = table.starting_by.get_mut(owner)
-        {
-            *n = n.saturating_sub(1);
-            if *n == 0 {
-                table.starting_by.remove(owner);
-            }
+        if !self.filled {
+            give_back(&mut self.sessions.table(), self.owner.as_deref());
+        }
+    }
+}
+
+/// Gives back a place counted as starting for `owner`.
+fn give_back<S>(table: &mut Table<S>, owner: Option<&str>) {
+    table.starting = table.starting.saturating_sub(1);
+    if let Some(owner) = owner
+        && let Some(n) = table.starting_by.get_mut(owner)
+    {
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            table.starting_by.remove(owner);
         }
     }
 }
@@ -289,6 +301,7 @@ impl<S> Sessions<S> {
         Ok(Reservation {
             sessions: self,
             owner: owner.map(str::to_owned),
+            filled: false,
         })
     }
 
@@ -415,7 +428,7 @@ impl<S> Sessions<S> {
 
 /// The error for `id`, quoting a bounded part of it: an id of any length
 /// may arrive.
-fn unknown(id: &str) -> SessionError {
+pub fn unknown(id: &str) -> SessionError {
     SessionError::Unknown {
         id: id.chars().take(64).collect(),
     }
@@ -459,6 +472,14 @@ mod tests {
         );
         a1.fill(slot(&stops)).unwrap();
         assert_eq!(sessions.live(), 1);
+        // Filled, it counts once: open, no longer starting.
+        assert_eq!(
+            sessions.reserve(Some("a")).unwrap_err(),
+            SessionError::OwnerFull {
+                owner: "a".into(),
+                held: 2
+            }
+        );
         let _b = sessions.reserve(Some("b")).unwrap();
         assert_eq!(
             sessions.reserve(None).unwrap_err(),
