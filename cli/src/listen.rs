@@ -39,20 +39,21 @@ impl TimeoutArgs {
 
 #[derive(Args)]
 pub(crate) struct ReplyArgs {
-    /// Bytes of one answer's JSON (64KiB to 4GiB); past it the answer is
+    /// Bytes of one answer's JSON (at least 64KiB); past it the answer is
     /// refused as reply_too_large, with the report minus its values.
     #[arg(long, value_name = "SIZE", default_value_t = Size(reply::DEFAULT_MAX_REPLY_BYTES as u64))]
     max_reply_bytes: Size,
     /// Over HTTP, memory that answers over 64KiB may hold at once while
-    /// clients take them (--max-reply-bytes to 4GiB); an answer that does
+    /// clients take them (at least --max-reply-bytes); an answer that does
     /// not fit is refused as replies_busy, with the report minus its values.
     #[arg(long, value_name = "SIZE", default_value_t = Size(reply::DEFAULT_REPLY_MEMORY as u64))]
     reply_memory: Size,
 }
 
 impl ReplyArgs {
-    /// `--max-reply-bytes` and `--reply-memory`, checked.
-    pub(crate) fn bytes(&self) -> Result<(usize, usize)> {
+    /// `--max-reply-bytes` and `--reply-memory`, checked; `--reply-memory`
+    /// only when `http` (over stdio it is not used).
+    pub(crate) fn bytes(&self, http: bool) -> Result<(usize, usize)> {
         let addressable = |flag: &str, n: u64| {
             usize::try_from(n).map_err(|_| {
                 anyhow::anyhow!("{flag} is {n} bytes, more than this machine can address")
@@ -60,7 +61,14 @@ impl ReplyArgs {
         };
         let max = addressable("--max-reply-bytes", self.max_reply_bytes.0)?;
         let memory = addressable("--reply-memory", self.reply_memory.0)?;
-        reply::check(max, memory)?;
+        reply::check(
+            max,
+            if http {
+                memory
+            } else {
+                reply::MAX_REPLY_MEMORY
+            },
+        )?;
         Ok((max, memory))
     }
 }

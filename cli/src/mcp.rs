@@ -102,7 +102,7 @@ fn token(file: Option<&Path>) -> Result<Option<String>> {
 pub(crate) async fn serve(mcp: &McpArgs, sandbox_args: &SandboxArgs) -> Result<u8> {
     // The token and origins are checked before the sandbox is built, so
     // that a refused configuration fails at once.
-    let (max_reply, reply_memory) = mcp.replies.bytes()?;
+    let (max_reply, reply_memory) = mcp.replies.bytes(mcp.http.is_some())?;
     let http = match mcp.http {
         Some(addr) => {
             let mut http = HttpConfig::new(addr)

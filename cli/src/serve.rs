@@ -186,7 +186,7 @@ pub(crate) async fn serve(args: &ServeArgs, sandbox_args: &SandboxArgs) -> Resul
     };
     let body = usize::try_from(args.max_body_bytes.0)
         .map_err(|_| too_big("--max-body-bytes", args.max_body_bytes.0))?;
-    let (max_reply, reply_memory) = args.replies.bytes()?;
+    let (max_reply, reply_memory) = args.replies.bytes(true)?;
     let code = usize::try_from(sandbox_args.max_script_bytes())
         .map_err(|_| too_big("--max-script-bytes", sandbox_args.max_script_bytes()))?;
     let mut config = ServeConfig::new(args.addr)
