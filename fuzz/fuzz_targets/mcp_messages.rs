@@ -59,11 +59,14 @@ async fn lines(server: McpServer, lines: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
     let receive = async {
         let mut buf = [0u8; 8 << 10];
+        // Read to the end, keeping at most MAX_OUTPUT: a reader that
+        // stopped would leave the server blocked on a full pipe.
         while let Ok(n) = read.read(&mut buf).await {
-            if n == 0 || out.len() >= MAX_OUTPUT {
+            if n == 0 {
                 break;
             }
-            out.extend_from_slice(&buf[..n]);
+            let room = MAX_OUTPUT.saturating_sub(out.len());
+            out.extend_from_slice(&buf[..n.min(room)]);
         }
     };
     tokio::join!(send, receive);
