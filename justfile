@@ -43,25 +43,23 @@ guest-test:
 # Formatting and clippy.
 lint: fmt-check clippy
 
-# Check formatting: the workspace, the guest, fuzz and the wasmtime CLI host's crates.
+# Check formatting: the workspace (fuzz included), the guest and the wasmtime CLI host's crates.
 fmt-check:
     cargo fmt --all --check
     cd guest && cargo fmt --check
-    cd fuzz && cargo fmt --check
     cd runtimes/wasmtime-cli/caps && cargo fmt --check
     cd runtimes/wasmtime-cli/driver && cargo fmt --check
     cd runtimes/wasmtime-cli/compose && cargo fmt --check
 
 # Clippy with warnings denied, on the crates fmt-check checks.
-clippy: clippy-rest clippy-runtimes
+clippy: clippy-guest clippy-runtimes
     cargo clippy --workspace --all-targets -- -D warnings
 
-# Clippy on the guest and fuzz, which `just ci` never builds through clippy
-# (it lints the workspace and the wasmtime CLI host's crates as it builds
-# them; see `ci`).
-clippy-rest:
+# Clippy on the guest, which `just ci` never builds through clippy (it lints
+# the workspace and the wasmtime CLI host's crates as it builds them; see
+# `ci`).
+clippy-guest:
     cd guest && cargo clippy --release -- -D warnings
-    cd fuzz && CARGO_TARGET_DIR=../target cargo clippy --locked --all-targets -- -D warnings
 
 # Clippy on the wasmtime CLI host's crates (runtimes/wasmtime-cli).
 clippy-runtimes:
@@ -79,13 +77,9 @@ advisories:
     cargo deny check advisories
     cargo deny --manifest-path guest/Cargo.toml check advisories
 
-# API docs, warnings denied, into target/doc. They are built from the fuzz
-# crate's workspace, whose check of the dependency graph clippy-rest has
-# just made: from this workspace, `cargo doc -p moonbox` resolves the
-# crate's features alone and checks the wasmtime stack once more (about
-# 35 s of CI). The crate documented is the same source either way.
+# API docs, warnings denied, into target/doc.
 doc:
-    cd fuzz && CARGO_TARGET_DIR=../target RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps -p moonbox
+    RUSTDOCFLAGS="-D warnings" cargo doc --locked --no-deps -p moonbox
 
 # Run the examples that assert their outcome.
 examples:
@@ -176,18 +170,25 @@ nats-test:
 # every library, binary, test and example of the workspace, and the
 # runtimes step builds the wasmtime CLI host's crates as clippy-runtimes
 # checks them. The guest (whose build unsets the wrapper, so the component
-# stays the same) and fuzz are linted by clippy-rest.
+# stays the same) is linted by clippy-guest.
 ci:
-    RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)" RUSTFLAGS="-D warnings" JUST="{{just_executable()}}" bash .ci/steps guest-check fmt-check clippy-rest deny test compat guest-test examples doc package-check "runtimes --require-all" python-package node-package mcp-test nats-test bench-smoke
+    RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)" RUSTFLAGS="-D warnings" JUST="{{just_executable()}}" bash .ci/steps guest-check fmt-check clippy-guest deny test compat guest-test examples doc package-check "runtimes --require-all" python-package node-package mcp-test fuzz-seeds nats-test bench-smoke
 
 # A million mixed evals on one sandbox; checks results and RSS growth.
 soak EVALS="1000000":
     cargo run -q --release -p moonbox --example soak -- {{EVALS}}
 
 # Fuzz one target (eval, json_boundary, cli_args, serve_requests or
-# mcp_messages) for SECONDS; needs cargo-fuzz.
+# mcp_messages) for SECONDS; needs cargo-fuzz. It starts from the target's
+# committed seeds (fuzz/seeds) and keeps what it finds in fuzz/corpus.
 fuzz TARGET="eval" SECONDS="60":
-    cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none {{TARGET}} -- -max_total_time={{SECONDS}} -timeout=10 -rss_limit_mb=4096
+    mkdir -p fuzz/corpus/{{TARGET}}
+    cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none {{TARGET}} corpus/{{TARGET}} seeds/{{TARGET}} -- -max_total_time={{SECONDS}} -timeout=10 -rss_limit_mb=4096
+
+# Every fuzz target on its seeds (fuzz/seeds), built as `build` builds it:
+# no coverage instrumentation, no fuzzing, the targets' assertions.
+fuzz-seeds: build
+    bash .ci/expect-passed 6 cargo test -q --workspace --test seeds
 
 # The official Lua 5.4 test suite inside the sandbox, with the per-file
 # report, and error messages against lua5.4 (ignored by `cargo test`; this

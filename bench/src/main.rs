@@ -19,6 +19,7 @@ mod report;
 mod spawn;
 mod stats;
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -168,6 +169,23 @@ fn progress(what: &str) {
     eprintln!("moonbox-bench: {what}");
 }
 
+/// The lines that open a part's table: the command that made it, the
+/// machine and the date. `cli`: the part times the `moonbox` binary, so the
+/// command builds it first.
+fn header(args: &str, cli: bool) -> String {
+    let release = release_flag();
+    let build = if cli {
+        format!("cargo build{release} -p moonbox-cli && ")
+    } else {
+        String::new()
+    };
+    format!(
+        "Command: `{build}cargo run{release} -p moonbox-bench -- {args}`\nMachine: {}\nDate: {}\n",
+        report::machine(),
+        report::today()
+    )
+}
+
 /// Runs the benchmark.
 pub(crate) async fn run(options: &Options) -> Result<()> {
     let o = options.effective();
@@ -177,13 +195,9 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
     if o.fan_out {
         progress(&format!("capability fan-out ({} runs)", o.fan_out_runs));
         let fan_out = inproc::fan_out(o.fan_out_runs).await?;
-        let release = release_flag();
-        let mut s = format!(
-            "Command: `cargo run{release} -p moonbox-bench -- --fan-out --fan-out-runs {}`\n\
-             Machine: {}\nDate: {}\n",
-            o.fan_out_runs,
-            report::machine(),
-            report::today()
+        let mut s = header(
+            &format!("--fan-out --fan-out-runs {}", o.fan_out_runs),
+            false,
         );
         report::fan_out_table(&mut s, fan_out);
         println!("{s}");
@@ -193,12 +207,9 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         progress("capability round trips");
         let sandbox = inproc::sandbox(false)?;
         let rows = inproc::round_trips(&sandbox, o.round_trip_runs).await?;
-        let mut s = format!(
-            "Command: `cargo run{} -p moonbox-bench -- --round-trip --round-trip-runs {}`\nMachine: {}\nDate: {}\n",
-            release_flag(),
-            o.round_trip_runs,
-            report::machine(),
-            report::today()
+        let mut s = header(
+            &format!("--round-trip --round-trip-runs {}", o.round_trip_runs),
+            false,
         );
         report::round_trip_table(&mut s, &rows);
         println!("{s}");
@@ -212,15 +223,11 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
             .context("the bench crate has no parent directory")?;
         let interpreters = packages::Interpreters::in_repository(root);
         let figures = packages::measure(root, &moonbox, &interpreters, o.samples, o.spawns).await?;
-        let release = release_flag();
-        let mut s = format!(
-            "Command: `cargo build{release} -p moonbox-cli && cargo run{release} -p moonbox-bench -- --packages --samples {} --spawns {}`\n\
-             Machine: {}\nDate: {}\n\n",
-            o.samples,
-            o.spawns,
-            report::machine(),
-            report::today()
+        let mut s = header(
+            &format!("--packages --samples {} --spawns {}", o.samples, o.spawns),
+            true,
         );
+        s.push('\n');
         packages::table(&mut s, &figures);
         println!("{s}");
         if o.strict {
@@ -235,13 +242,7 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         let moonbox = moonbox_binary(&o)?;
         let secs = o.attack_secs.clamp(5, 600);
         let rounds = attack::run(&moonbox, secs).await?;
-        let release = release_flag();
-        let mut s = format!(
-            "Command: `cargo build{release} -p moonbox-cli && cargo run{release} -p moonbox-bench -- --attack --attack-secs {secs}`\n\
-             Machine: {}\nDate: {}\n",
-            report::machine(),
-            report::today()
-        );
+        let mut s = header(&format!("--attack --attack-secs {secs}"), true);
         attack::table(&mut s, &rounds);
         println!("{s}");
         return Ok(());
@@ -250,15 +251,12 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         let moonbox = moonbox_binary(&o)?;
         let secs = o.attack_secs.clamp(5, 600);
         let rounds = attack_mcp::run(&moonbox, secs).await?;
-        let release = release_flag();
-        let mut s = format!(
-            "Command: `cargo build{release} -p moonbox-cli && cargo run{release} -p moonbox-bench -- --attack-mcp --attack-secs {secs}`\n\
-             Server: `moonbox mcp --http 127.0.0.1:0 {}`\n\
-             Machine: {}\nDate: {}\n",
-            attack_mcp::flags(),
-            report::machine(),
-            report::today()
-        );
+        let mut s = header(&format!("--attack-mcp --attack-secs {secs}"), true);
+        writeln!(
+            s,
+            "Server: `moonbox mcp --http 127.0.0.1:0 {}`",
+            attack_mcp::flags()
+        )?;
         attack_mcp::table(&mut s, &rounds);
         println!("{s}");
         return Ok(());
@@ -274,12 +272,9 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         progress(&format!(
             "{what} under load ({clients} clients, {requests} requests)"
         ));
-        let release = release_flag();
-        let mut s = format!(
-            "Command: `cargo build{release} -p moonbox-cli && cargo run{release} -p moonbox-bench -- {flag} --clients {clients} --requests {requests}`\n\
-             Machine: {}\nDate: {}\n",
-            report::machine(),
-            report::today()
+        let mut s = header(
+            &format!("{flag} --clients {clients} --requests {requests}"),
+            true,
         );
         let limit = Duration::from_secs(300);
         let lost = if o.serve {
@@ -304,14 +299,10 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
         })
         .await
         .map_err(|e| format!("{e:#}"));
-        let mut s = format!(
-            "Command: `cargo run{} -p moonbox-bench --{} --awfy-only --awfy DIR --awfy-runs {}`\n\
-             Machine: {}\nDate: {}\n",
-            release_flag(),
-            if o.smoke { " --smoke" } else { "" },
-            o.awfy_runs,
-            report::machine(),
-            report::today()
+        let smoke = if o.smoke { "--smoke " } else { "" };
+        let mut s = header(
+            &format!("{smoke}--awfy-only --awfy DIR --awfy-runs {}", o.awfy_runs),
+            false,
         );
         report::awfy_table(&mut s, &awfy);
         println!("{s}");

@@ -1,0 +1,2 @@
+local t = setmetatable({}, {__index = function() error({code = 1}) end})
+return t.x
