@@ -193,17 +193,27 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
         }
         let mut args = Vec::with_capacity(n as usize);
         for idx in 1..=n {
-            match json::to_value(
+            let converted = json::to_value(
                 l,
                 idx,
                 || format!("{}: argument #{idx}", cap.name),
                 &vm.limits(),
-            ) {
+            );
+            // Each conversion is charged as `json.encode` is, failed or not
+            // (a trip raises over the error).
+            let cost = crate::jsonlib::cost(json::last_encoded_bytes());
+            match converted {
                 Ok(value) => args.push(value),
                 Err(msg) => {
                     drop(args);
-                    return Err(raise_tagged(l, ErrorKind::Capability, msg));
+                    let raise = raise_tagged(l, ErrorKind::Capability, msg);
+                    crate::limits::charge(l, cost);
+                    return Err(raise);
                 }
+            }
+            if crate::limits::charge(l, cost) {
+                drop(args);
+                return Err(Raise);
             }
         }
         vm.capability_calls
@@ -302,8 +312,9 @@ unsafe extern "C-unwind" fn resumed_entry(
 }
 
 /// Returns the reply `parallel` resumed the coroutine with: the values
-/// `token, true, value` or `token, false, message` on top of the stack. A
-/// resume by anything else is refused, so a script cannot forge a reply.
+/// `true, value` or `false, message` on top of the stack. A resume by
+/// anything else is refused, so a script cannot forge a reply: only
+/// `parallel` sets `Vm::delivering`, which no Lua value can stand for.
 ///
 /// # Safety
 /// As for [`resumed_entry`], from it.
@@ -320,7 +331,7 @@ unsafe fn resumed_body(l: *mut lua_State) -> Result<c_int, Raise> {
             return Err(Raise);
         }
         let top = ffi::lua_gettop(l);
-        if top < 3 || ffi::lua_touserdata(l, top - 2) != crate::parallel::token() {
+        if vm.delivering.replace(0) != l as usize || top < 2 {
             return Err(raise_tagged(
                 l,
                 ErrorKind::Runtime,

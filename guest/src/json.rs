@@ -42,7 +42,21 @@ pub struct Encoder {
     /// The most text produced at any one time, failed members included:
     /// the work done, which callers charge for.
     high: usize,
+    /// The input walked, in the same bytes: [`KEY_WORK`] per table entry
+    /// visited, and the bytes of every string checked. A conversion that
+    /// fails late has produced little text but may have walked much.
+    walked: usize,
+    /// The most work (see [`Encoder::work`]) to do before giving up: what
+    /// the instruction budget has left, for conversions that are charged
+    /// (see [`work_left`]), so that a charged conversion stops where the
+    /// budget would.
+    max_work: usize,
 }
+
+/// What visiting one table entry counts in [`Encoder::walked`]: as much as
+/// the shortest text an entry makes (`1,`), so that a conversion that
+/// succeeds pays what it did before.
+const KEY_WORK: usize = 2;
 
 impl Encoder {
     fn new(root: String, limits: &Limits) -> Self {
@@ -55,8 +69,48 @@ impl Encoder {
             max_bytes: usize::try_from(max_json_bytes(limits)).unwrap_or(usize::MAX),
             elsewhere: 0,
             high: 0,
+            walked: 0,
+            max_work: usize::MAX,
             too_long_at: None,
         }
+    }
+
+    /// The work done so far, in bytes: the most text held at once or the
+    /// input walked, whichever is more.
+    fn work(&self) -> usize {
+        self.high
+            .max(self.out.len().saturating_add(self.elsewhere))
+            .max(self.walked)
+    }
+
+    /// Whether the work done has passed [`Encoder::max_work`]; the caller's
+    /// charge for it then trips the instruction limit.
+    fn spent(&self) -> bool {
+        self.work() > self.max_work
+    }
+
+    /// Counts `bytes` more of input walked, or, when that would pass
+    /// [`Encoder::max_work`], counts the work as just past it (so the charge
+    /// trips the limit without counting work not done) and returns false.
+    fn walk(&mut self, bytes: usize) -> bool {
+        match self.walked.checked_add(bytes) {
+            Some(walked) if walked <= self.max_work => {
+                self.walked = walked;
+                true
+            }
+            _ => {
+                self.walked = self.max_work.saturating_add(1);
+                false
+            }
+        }
+    }
+
+    /// The error that stops a conversion whose work passed its budget.
+    fn out_of_work(&self) -> String {
+        format!(
+            "{} needs more work than the instruction budget has left (max-instructions)",
+            self.here()
+        )
     }
 
     fn too_long(&mut self) -> String {
@@ -101,6 +155,9 @@ impl Encoder {
         if self.elsewhere + self.out.len() > self.max_bytes {
             return Err(self.too_long());
         }
+        if self.spent() {
+            return Err(self.out_of_work());
+        }
         // SAFETY: `idx` is a valid absolute index on the live state `l`
         // (caller). The calls here only read the value, and none converts it in
         // place: a number is read with `lua_tointegerx` or `lua_tonumberx`, and
@@ -130,6 +187,10 @@ impl Encoder {
                 }
                 ffi::LUA_TSTRING => {
                     let bytes = lua::string_bytes(l, idx).unwrap_or_default();
+                    if !self.walk(bytes.len()) {
+                        // Not even checked: the charge trips the limit.
+                        return Err(self.out_of_work());
+                    }
                     let Ok(text) = std::str::from_utf8(bytes) else {
                         return Err(format!(
                             "{} is a string that is not valid UTF-8",
@@ -288,7 +349,7 @@ impl Encoder {
     ///
     /// # Safety
     /// As for [`Encoder::value`]; the value at `idx` is a table.
-    unsafe fn shape(&self, l: *mut lua_State, idx: c_int) -> Result<Shape, String> {
+    unsafe fn shape(&mut self, l: *mut lua_State, idx: c_int) -> Result<Shape, String> {
         // SAFETY: As in `object`: `lua_next` walks the table at the valid
         // absolute index `idx` with room for a key and a value, and the key
         // left on top is only read, never converted (`string_bytes`,
@@ -304,11 +365,17 @@ impl Encoder {
             ffi::lua_pushnil(l);
             while ffi::lua_next(l, idx) != 0 {
                 count += 1;
+                if !self.walk(KEY_WORK) {
+                    ffi::lua_pop(l, 2);
+                    return Err(self.out_of_work());
+                }
                 match ffi::lua_type(l, -2) {
                     ffi::LUA_TSTRING => {
                         strings = true;
                         let key = lua::string_bytes(l, -2).unwrap_or_default();
-                        if std::str::from_utf8(key).is_err() {
+                        if !self.walk(key.len()) {
+                            problem = Some(self.out_of_work());
+                        } else if std::str::from_utf8(key).is_err() {
                             problem =
                                 Some(format!("{} has a key that is not valid UTF-8", self.here()));
                         }
@@ -577,8 +644,9 @@ pub unsafe fn encode(
     unsafe {
         let mut enc = Encoder::new(root.to_owned(), limits);
         enc.max_bytes = enc.max_bytes.min(max_bytes);
+        enc.max_work = work_left(l);
         let result = enc.value(l, idx);
-        ENCODED.set(enc.high.max(enc.out.len().saturating_add(enc.elsewhere)));
+        ENCODED.set(enc.work());
         match result {
             Ok(()) => Ok(enc.out),
             Err(msg) => Err(match enc.too_long_at.take() {
@@ -605,6 +673,8 @@ pub unsafe fn to_value(
     // scalars are read without converting them in place, a string's bytes are
     // copied while it is on the stack, and `Encoder::value` never raises.
     unsafe {
+        // A scalar is no work; a string is the bytes checked, below.
+        ENCODED.set(0);
         Ok(match ffi::lua_type(l, idx) {
             ffi::LUA_TNIL | ffi::LUA_TNONE => WitValue::Nil,
             ffi::LUA_TBOOLEAN => WitValue::Boolean(ffi::lua_toboolean(l, idx) != 0),
@@ -620,6 +690,16 @@ pub unsafe fn to_value(
             }
             ffi::LUA_TSTRING => {
                 let bytes = lua::string_bytes(l, idx).unwrap_or_default();
+                let left = work_left(l);
+                if bytes.len() > left {
+                    // Not even checked: the caller's charge trips the limit.
+                    ENCODED.set(left.saturating_add(1));
+                    return Err(format!(
+                        "{} needs more work than the instruction budget has left (max-instructions)",
+                        root()
+                    ));
+                }
+                ENCODED.set(bytes.len());
                 match std::str::from_utf8(bytes) {
                     Ok(text) => WitValue::Text(text.to_owned()),
                     Err(_) => {
@@ -629,8 +709,9 @@ pub unsafe fn to_value(
             }
             _ => {
                 let mut enc = Encoder::new(root(), limits);
+                enc.max_work = work_left(l);
                 let result = enc.value(l, idx);
-                ENCODED.set(enc.high.max(enc.out.len().saturating_add(enc.elsewhere)));
+                ENCODED.set(enc.work());
                 result?;
                 WitValue::Json(enc.out)
             }
@@ -638,14 +719,34 @@ pub unsafe fn to_value(
     }
 }
 
+/// The work, in bytes of JSON text, that the instruction budget of the
+/// thread `l` has left at [`crate::jsonlib::BYTES_PER_INSTRUCTION`]: a
+/// charged conversion gives up past it, so its charge ends the eval at the
+/// limit rather than after the work.
+///
+/// # Safety
+/// `l` is a live thread of a Vm-owned state.
+unsafe fn work_left(l: *mut lua_State) -> usize {
+    // SAFETY: `Vm::from_state` is valid on a Vm-owned state and `count`
+    // reads one field (caller).
+    unsafe {
+        let max = crate::vm::Vm::from_state(l).limits().max_instructions;
+        let left = max.saturating_sub(crate::limits::count(l));
+        usize::try_from(left.saturating_mul(crate::jsonlib::BYTES_PER_INSTRUCTION))
+            .unwrap_or(usize::MAX)
+    }
+}
+
 std::thread_local! {
-    /// Bytes of JSON text the last table conversion produced before it
-    /// finished or failed: the work a caller charges for.
+    /// The work of the last conversion, finished or failed, in bytes of
+    /// JSON text: what a caller charges for (see `last_encoded_bytes`).
     static ENCODED: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
-/// Bytes of JSON text the last table conversion ([`encode`], or
-/// [`to_value`] of a table) produced, whether it succeeded or not.
+/// The work of the last conversion ([`encode`] or [`to_value`]), in bytes
+/// of JSON text, whether it succeeded or not: the most text it held at
+/// once, or the input it walked (entries visited, strings checked) when
+/// that is more.
 pub fn last_encoded_bytes() -> usize {
     ENCODED.get()
 }

@@ -24,7 +24,7 @@
 //! eval's: each coroutine is charged as `coroutine.create` is, each call as a
 //! direct call is, and a trip in any coroutine ends the eval.
 
-use std::ffi::{c_int, c_void};
+use std::ffi::c_int;
 
 use crate::capability::push_reply;
 use crate::limits::{self, COROUTINE_COST, raise_tagged};
@@ -38,16 +38,6 @@ const FUNC: c_int = 2;
 /// The coroutines still running, by item index.
 const TASKS: c_int = 3;
 const RESULTS: c_int = 4;
-
-/// The value `parallel` resumes a waiting coroutine with, ahead of the
-/// reply, so that the capability's continuation can tell `parallel`'s resume
-/// from a script's.
-static TOKEN: u8 = 0;
-
-/// The light userdata that marks `parallel`'s resumes.
-pub fn token() -> *mut c_void {
-    (&raw const TOKEN).cast_mut().cast()
-}
 
 /// Installs the global `parallel`.
 ///
@@ -154,7 +144,6 @@ unsafe fn parallel_body(l: *mut lua_State) -> Result<c_int, Raise> {
                     continue;
                 }
                 let name = vm.capabilities().get(capability).map_or("", |c| &c.name);
-                ffi::lua_pushlightuserdata(l, token());
                 let top = ffi::lua_gettop(l);
                 ffi::lua_pushboolean(l, 1);
                 if let Err(msg) = push_reply(l, name, reply) {
@@ -162,12 +151,17 @@ unsafe fn parallel_body(l: *mut lua_State) -> Result<c_int, Raise> {
                     ffi::lua_pushboolean(l, 0);
                     vm.push_owned(l, msg);
                 }
-                if ffi::lua_checkstack(co, 3) == 0 {
+                if ffi::lua_checkstack(co, 2) == 0 {
                     lua::push_bytes(l, b"parallel: no room on a coroutine's stack");
                     return Err(abort(l, vm, mark, depth));
                 }
-                ffi::lua_xmove(l, co, 3);
-                step(l, vm, co, item, 3, mark, depth)?;
+                ffi::lua_xmove(l, co, 2);
+                // The capability's continuation takes the reply only from
+                // this resume (see `Vm::delivering`).
+                vm.delivering.set(co as usize);
+                let stepped = step(l, vm, co, item, 2, mark, depth);
+                vm.delivering.set(0);
+                stepped?;
             }
             vm.batches.borrow_mut().truncate(depth);
         }

@@ -663,7 +663,8 @@ unsafe extern "C-unwind" fn rep_entry(l: *mut lua_State) -> c_int {
 }
 
 /// `string.rep` that refuses a result over the string limit before
-/// allocating anything, then defers to the original.
+/// allocating anything, answers an empty result itself, then defers to the
+/// original.
 ///
 /// # Safety
 /// As for [`rep_entry`], from it.
@@ -690,6 +691,13 @@ unsafe fn rep_body(l: *mut lua_State) -> Result<c_int, Raise> {
             let lua_refuses = (len as u128 + sep as u128) > (i32::MAX as u128) / n;
             let vm = Vm::from_state(l);
             let max = vm.limits().max_string_bytes;
+            if total == 0 {
+                // An empty piece (and separator) repeated: the original
+                // would copy nothing n - 1 times, up to 2^63 of them in
+                // one C call that no limit interrupts.
+                ffi::lua_pushstring(l, c"".as_ptr());
+                return Ok(1);
+            }
             if lua_refuses {
                 // Raised here so the position is the caller's, as when the
                 // original is called directly.

@@ -199,11 +199,50 @@ impl Session {
         Ok(Session { vm, modules })
     }
 
+    /// The most bytes an error's message (or traceback) crosses the
+    /// boundary with; see [`cut_text`].
+    pub fn max_error_bytes(&self) -> usize {
+        max_error_bytes(self.vm.limits().max_output_bytes)
+    }
+
     /// Runs one chunk with `inputs` set as globals first.
     pub fn eval(&self, code: &[u8], chunk: &str, inputs: &[Input]) -> Outcome {
         let vm = &*self.vm;
         let l = vm.state();
-        self.begin();
+        let result = match self.begin() {
+            // A finalizer run by the collection before the chunk tripped a
+            // limit: the eval ends with that, charged with what ran.
+            Some(trip) => Err(self.error_from(trip.kind, trip.message.into_owned(), None, chunk)),
+            None => self.run(l, code, chunk, inputs),
+        };
+        let result = match result {
+            Err(Error {
+                kind: Kind::Exit(code),
+                ..
+            }) => Ok(Finished::Exited(code)),
+            other => other,
+        };
+        Outcome {
+            result,
+            stats: Stats {
+                instructions: vm.instructions(),
+                peak_memory_bytes: vm.peak_bytes() as u64,
+                capability_calls: vm.capability_calls.get(),
+                output_bytes: vm.output_bytes.get(),
+            },
+        }
+    }
+
+    /// Sets `inputs`, loads `code` and calls it: the part of [`Session::eval`]
+    /// after [`Session::begin`].
+    fn run(
+        &self,
+        l: *mut lua_State,
+        code: &[u8],
+        chunk: &str,
+        inputs: &[Input],
+    ) -> Result<Finished, Error> {
+        let vm = &*self.vm;
         // SAFETY: The state is this session's and live, and no eval is running,
         // so its stack is empty. Outside the protected calls, only calls that
         // cannot raise are made: `lua_settop` (no to-be-closed variables),
@@ -212,7 +251,7 @@ impl Session {
         // whose value `message_handler` has made a string. `lua_pcall` catches
         // whatever the script raises and leaves its results on the stack,
         // grown as needed, for `encode_values` to read.
-        let result = unsafe {
+        unsafe {
             ffi::lua_settop(l, 0);
             limits::arm(l);
             let result = self.set_inputs(l, inputs, chunk).and_then(|()| {
@@ -234,40 +273,36 @@ impl Session {
             });
             ffi::lua_settop(l, 0);
             result
-        };
-        let result = match result {
-            Err(Error {
-                kind: Kind::Exit(code),
-                ..
-            }) => Ok(Finished::Exited(code)),
-            other => other,
-        };
-        Outcome {
-            result,
-            stats: Stats {
-                instructions: vm.instructions(),
-                peak_memory_bytes: vm.peak_bytes() as u64,
-                capability_calls: vm.capability_calls.get(),
-                output_bytes: vm.output_bytes.get(),
-            },
         }
     }
 
-    /// Starts an eval or a check: resets the per-eval counters, then, past
-    /// half the heap limit, collects garbage first. The heap limit counts
-    /// garbage not yet collected, so an eval must not inherit a heap filled by
-    /// the one before it; and what finalizers write during that collection
-    /// counts against the new eval, which the host is already receiving.
-    fn begin(&self) {
+    /// Starts an eval: resets the per-eval counters and arms the
+    /// instruction budget, then, past half the heap limit, collects garbage
+    /// first. The heap limit counts garbage not yet collected, so an eval
+    /// must not inherit a heap filled by the one before it. The finalizers
+    /// that collection runs are the new eval's work: their instructions,
+    /// output, log events and capability calls count against its limits and
+    /// appear in its stats, and a limit they trip ends it (returned here).
+    fn begin(&self) -> Option<vm::Trip> {
         let vm = &*self.vm;
+        let l = vm.state();
         vm.begin_eval();
+        // SAFETY: The state is live; `arm` only sets two of its fields.
+        unsafe { limits::arm(l) };
         if vm.used_bytes() as u64 > vm.limits().max_memory_bytes / 2 {
             // SAFETY: Between evals the state is live and its stack empty,
             // which leaves room for `protected`'s two values; the collection
-            // and the finalizers it runs raise only inside that protected call.
-            unsafe { lua::protected(vm.state(), collect_entry, std::ptr::null_mut()) };
-            vm.begin_eval();
+            // and the finalizers it runs raise only inside that protected
+            // call, whose error (a memory error, at most) is dropped with
+            // the stack.
+            unsafe {
+                lua::protected(l, collect_entry, std::ptr::null_mut());
+                ffi::lua_settop(l, 0);
+            }
+            // The peak starts from the collected heap, not the garbage.
+            vm.restart_peak();
         }
+        vm.tripped()
     }
 
     /// Compiles `code` as `eval` would, without running it, and reports the
@@ -549,6 +584,36 @@ impl Session {
     ) -> Error {
         located(kind, message, traceback, chunk)
     }
+}
+
+/// The fewest bytes [`max_error_bytes`] allows, whatever the output limit.
+const MIN_ERROR_BYTES: u64 = 256;
+/// The most bytes [`max_error_bytes`] allows, whatever the output limit.
+const MAX_ERROR_BYTES: u64 = 64 << 10;
+
+/// The most bytes of an error's message, and of its traceback, that cross
+/// the boundary: `max-output-bytes`, within 256 bytes and 64 KiB (the
+/// `lua-error` record's rule in wit/moonbox.wit). A message can otherwise be
+/// any Lua string, up to `max-string-bytes`, which each host escapes into
+/// its one-line form and its JSON report again.
+pub fn max_error_bytes(max_output_bytes: u64) -> usize {
+    // At most 64 KiB, so the cast cannot truncate.
+    max_output_bytes.clamp(MIN_ERROR_BYTES, MAX_ERROR_BYTES) as usize
+}
+
+/// `text` cut to at most `max` bytes at a character boundary, ending with
+/// ` ... (N bytes cut)` when anything was cut (the note counted in `max`).
+pub fn cut_text(mut text: String, max: usize) -> String {
+    if text.len() <= max {
+        return text;
+    }
+    // The note's length with the widest count this text can need.
+    let room = max.saturating_sub(format!(" ... ({} bytes cut)", text.len()).len());
+    let keep = text.floor_char_boundary(room);
+    let cut = text.len() - keep;
+    text.truncate(keep);
+    text.push_str(&format!(" ... ({cut} bytes cut)"));
+    text
 }
 
 /// Builds an error, reading `chunk:line:` from the front of the message.
@@ -904,7 +969,29 @@ unsafe extern "C-unwind" fn inputs_entry(l: *mut lua_State) -> c_int {
 
 #[cfg(test)]
 mod tests {
-    use super::split_position;
+    use super::{cut_text, max_error_bytes, split_position};
+
+    #[test]
+    fn error_text_is_cut_within_the_bound_at_a_character_boundary() {
+        assert_eq!(cut_text("short".into(), 256), "short");
+        let long = "é".repeat(1000);
+        let cut = cut_text(long.clone(), 256);
+        assert!(cut.len() <= 256, "{}", cut.len());
+        assert!(cut.ends_with(" bytes cut)"), "{cut}");
+        let kept = cut.split(" ... (").next().unwrap();
+        assert!(long.starts_with(kept));
+        let note = format!(" ... ({} bytes cut)", long.len() - kept.len());
+        assert_eq!(cut, format!("{kept}{note}"));
+        // A bound smaller than the note keeps only the note.
+        assert!(cut_text(long, 4).starts_with(" ... ("));
+    }
+
+    #[test]
+    fn the_error_bound_follows_the_output_limit_within_its_range() {
+        assert_eq!(max_error_bytes(1), 256);
+        assert_eq!(max_error_bytes(4096), 4096);
+        assert_eq!(max_error_bytes(1 << 30), 64 << 10);
+    }
 
     #[test]
     fn position_prefers_the_evaluated_chunk() {

@@ -103,6 +103,11 @@ pub struct Vm {
     /// A capability called directly on that thread yields its call to
     /// `parallel` instead of making it (see `parallel`).
     pub resuming: Cell<usize>,
+    /// The coroutine `parallel` is resuming with a capability's reply right
+    /// now (its address), or 0: the capability's continuation takes the
+    /// reply only when this names its own thread, and clears it. Held here,
+    /// out of Lua's reach, so that no script can forge a reply.
+    pub delivering: Cell<usize>,
     /// Capability calls yielded to `parallel`, in the order they were made.
     pub pending: RefCell<Vec<PendingCall>>,
     /// Replies of the batches `parallel` is handing out, innermost last:
@@ -172,6 +177,7 @@ impl Vm {
             replies: RefCell::new(Vec::new()),
             stdout: std::cell::OnceCell::new(),
             resuming: Cell::new(0),
+            delivering: Cell::new(0),
             pending: RefCell::new(Vec::new()),
             batches: RefCell::new(Vec::new()),
         });
@@ -266,6 +272,7 @@ impl Vm {
         }
         self.free_replies();
         self.resuming.set(0);
+        self.delivering.set(0);
         self.pending.take();
         self.batches.take();
     }
@@ -373,7 +380,13 @@ impl Vm {
         self.used.get()
     }
 
-    /// The most bytes the heap held since [`Vm::begin_eval`].
+    /// Starts the peak over from the heap in use now.
+    pub fn restart_peak(&self) {
+        self.peak.set(self.used.get());
+    }
+
+    /// The most bytes the heap held since [`Vm::begin_eval`] (or
+    /// [`Vm::restart_peak`]).
     pub fn peak_bytes(&self) -> usize {
         self.peak.get()
     }

@@ -104,7 +104,7 @@ impl GuestSession for GuestSessionImpl {
                 stats,
             }),
             Err(error) => Err(types::Failure {
-                error: to_wit_error(error),
+                error: to_wit_error(error, self.0.max_error_bytes()),
                 stats,
             }),
         }
@@ -115,7 +115,10 @@ impl GuestSession for GuestSessionImpl {
         code: Vec<u8>,
         chunk_name: String,
     ) -> Result<Vec<types::Diagnostic>, types::LuaError> {
-        let diagnostics = self.0.check(&code, &chunk_name).map_err(to_wit_error)?;
+        let diagnostics = self
+            .0
+            .check(&code, &chunk_name)
+            .map_err(|e| to_wit_error(e, self.0.max_error_bytes()))?;
         Ok(diagnostics
             .into_iter()
             .map(|d| types::Diagnostic {
@@ -134,7 +137,9 @@ impl GuestSession for GuestSessionImpl {
     }
 }
 
-fn to_wit_error(e: session::Error) -> types::LuaError {
+/// `e` as the boundary carries it: its message and traceback cut to
+/// `max_bytes` each (`session::max_error_bytes`).
+fn to_wit_error(e: session::Error, max_bytes: usize) -> types::LuaError {
     let kind = match e.kind {
         Kind::Error(kind) => kind,
         // `eval` turns an exit into a success before it gets here; anywhere
@@ -143,10 +148,10 @@ fn to_wit_error(e: session::Error) -> types::LuaError {
     };
     types::LuaError {
         kind,
-        message: e.message,
+        message: session::cut_text(e.message, max_bytes),
         chunk: e.chunk,
         line: e.line,
-        traceback: e.traceback,
+        traceback: e.traceback.map(|t| session::cut_text(t, max_bytes)),
     }
 }
 

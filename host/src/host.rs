@@ -16,6 +16,7 @@ use wasmtime_wasi::{
     HostMonotonicClock, HostWallClock, ResourceTable, WasiCtx, WasiCtxView, WasiView,
 };
 
+use crate::arguments::ArgumentPool;
 use crate::bindings::moonbox::sandbox::{capabilities, output};
 use crate::bindings::types::{LogLevel, Value as WitValue};
 use crate::capability::Capability;
@@ -66,6 +67,9 @@ pub(crate) struct HostState<T> {
     max_calls_in_flight: usize,
     /// The current eval's call records and budget counters.
     pub(crate) audit: Audit,
+    /// What the calls in flight may hold in parsed arguments: the Lua
+    /// heap's limit.
+    arguments: ArgumentPool,
 }
 
 impl<T: Send + Sync + 'static> HostState<T> {
@@ -110,6 +114,7 @@ impl<T: Send + Sync + 'static> HostState<T> {
             cancel: CancelHandle::default(),
             max_calls_in_flight: usize::try_from(max_calls_in_flight).unwrap_or(1).max(1),
             audit: Audit::default(),
+            arguments: ArgumentPool::new(max_reply_bytes),
         }
     }
 }
@@ -150,6 +155,7 @@ impl<T: Send + Sync + 'static> HostState<T> {
         let index = registry.find(&name);
         let ctx = self.ctx.clone();
         let max_reply = self.max_reply_bytes;
+        let pool = self.arguments.clone();
         let budget = index.map(|i| {
             registry.capabilities[i]
                 .budget()
@@ -169,7 +175,16 @@ impl<T: Send + Sync + 'static> HostState<T> {
                     "{name}: capabilities are unavailable in this instance"
                 ));
             };
-            dispatch(cap, ctx, args, max_reply, &registry.governance, &ticket).await
+            dispatch(
+                cap,
+                ctx,
+                args,
+                max_reply,
+                &pool,
+                &registry.governance,
+                &ticket,
+            )
+            .await
         }
     }
 }
@@ -225,6 +240,7 @@ async fn dispatch<T: Send + Sync + 'static>(
     ctx: Arc<T>,
     args: Vec<WitValue>,
     max_reply: usize,
+    pool: &ArgumentPool,
     governance: &Governance,
     ticket: &Ticket,
 ) -> Result<WitValue, String> {
@@ -233,13 +249,11 @@ async fn dispatch<T: Send + Sync + 'static>(
         ticket.finish(CallOutcome::Error, 0);
         Err(message)
     };
-    let values = match args
-        .into_iter()
-        .map(from_wit)
-        .collect::<Result<Vec<_>, _>>()
-    {
-        Ok(values) => values,
-        Err(e) => return failed(format!("{name}: malformed arguments from the guest ({e})")),
+    // The parsed arguments are held against the session's pool until the
+    // call ends (`held` lives to the end of this function).
+    let (values, held) = match pool.parse(args) {
+        Ok(parsed) => parsed,
+        Err(e) => return failed(format!("{name}: {e}")),
     };
     ticket.arguments(governance, &values);
     let values = match cap.prepare(values) {
@@ -247,6 +261,11 @@ async fn dispatch<T: Send + Sync + 'static>(
         Err(e) => return failed(format!("{name}: {e}")),
     };
     if cap.needs_approval() {
+        // The approver's copy is held against the pool too.
+        let _copy = match pool.hold(held.bytes()) {
+            Ok(copy) => copy,
+            Err(e) => return failed(format!("{name}: {e}")),
+        };
         let request = ApprovalRequest {
             capability: name.to_owned(),
             args: values.clone(),
@@ -268,19 +287,6 @@ async fn dispatch<T: Send + Sync + 'static>(
         }
         Err(e) => failed(format!("{name}: {e}")),
     }
-}
-
-/// A WIT value as JSON.
-fn from_wit(value: WitValue) -> Result<serde_json::Value, serde_json::Error> {
-    use serde_json::Value;
-    Ok(match value {
-        WitValue::Nil => Value::Null,
-        WitValue::Boolean(b) => Value::Bool(b),
-        WitValue::Integer(i) => Value::from(i),
-        WitValue::Float(f) => serde_json::Number::from_f64(f).map_or(Value::Null, Value::Number),
-        WitValue::Text(s) => Value::String(s),
-        WitValue::Json(text) => serde_json::from_str(&text)?,
-    })
 }
 
 /// A reply's JSON text as a WIT value: a table stays JSON text; a scalar

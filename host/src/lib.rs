@@ -62,6 +62,7 @@
 )]
 #![warn(unreachable_pub)]
 
+mod arguments;
 mod bindings;
 mod capability;
 mod config;

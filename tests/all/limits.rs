@@ -777,3 +777,45 @@ async fn with_limits_keeps_the_capabilities_and_checks_the_new_limits() {
     });
     assert!(fuel.unwrap_err().to_string().contains("meters fuel"));
 }
+
+/// An error's message and traceback cross the boundary cut to
+/// `max-output-bytes`, kept within 256 bytes and 64 KiB: a script cannot make
+/// the host escape and report a message as large as a string may be.
+#[tokio::test]
+async fn error_messages_are_cut_to_the_output_limit() {
+    let huge = "local s = ('\\1'):rep(1 << 20) local function f() error(s, 0) end f()";
+    for (max_output, bound) in [
+        (1024, 1024),
+        (1, 256),
+        (Limits::DEFAULT_MAX_OUTPUT_BYTES, 64 << 10),
+    ] {
+        let sb = with_limits(Limits {
+            max_output_bytes: max_output,
+            ..Limits::default()
+        });
+        let err = sb.eval(huge).await.unwrap_err();
+        assert_eq!(err.kind, ErrorKind::Runtime);
+        assert!(
+            err.message.len() <= bound,
+            "{} > {bound}",
+            err.message.len()
+        );
+        assert!(err.message.len() > bound - 64, "cut near the bound");
+        assert!(
+            err.message.ends_with(" bytes cut)"),
+            "{:?}",
+            &err.message[err.message.len() - 40..]
+        );
+        assert!(err.message.starts_with('\u{1}'));
+        let traceback = err.traceback.as_deref().unwrap_or_default();
+        assert!(traceback.len() <= bound);
+        // The one-line form escapes each control character (six bytes),
+        // and the report holds both: a few times the bound, not the string.
+        let report = moonbox::Report::from(&err).to_json();
+        let size = report.to_string().len();
+        assert!(size < 16 * bound + 4096, "a report of {size} bytes");
+    }
+    // A short message is left whole.
+    let err = sandbox().eval("error('short', 0)").await.unwrap_err();
+    assert_eq!(err.message, "short");
+}

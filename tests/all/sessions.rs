@@ -200,3 +200,48 @@ async fn the_async_builders_validate_like_build_and_hand_back_a_working_session(
     );
     assert_eq!(with_session.to_string(), sync);
 }
+
+/// Garbage with a finalizer, left by one eval past half the heap, so that
+/// the next eval's start collects it and runs the finalizer `body`.
+const FINALIZER_LEFT: &str = "
+collectgarbage('stop')
+setmetatable({}, { __gc = function() BODY end })
+local junk = {}
+for i = 1, 10000 do junk[i] = ('x'):rep(200 + i % 7) end
+";
+
+#[tokio::test]
+async fn a_finalizer_run_as_an_eval_starts_is_charged_to_it() {
+    let sb = with_limits(Limits {
+        max_instructions: 1_000_000,
+        max_memory_bytes: 4 << 20,
+        ..Limits::default()
+    });
+    let mut s = sb.session(()).await.unwrap();
+    let counted = FINALIZER_LEFT.replace("BODY", "for i = 1, 200000 do end print('finalized')");
+    s.eval(&counted).await.unwrap();
+    let out = s.eval("return 1").await.unwrap();
+    assert_eq!(
+        out.output, "finalized\n",
+        "the finalizer's output is the eval's"
+    );
+    let instructions = out.stats.instructions.unwrap();
+    assert!(
+        instructions > 200_000,
+        "the finalizer's loop is counted: {instructions}"
+    );
+
+    // A finalizer that never ends trips the limit, and that ends the eval
+    // with the limit's error, the instructions counted up to it.
+    let endless = FINALIZER_LEFT.replace("BODY", "while true do end");
+    s.eval(&endless).await.unwrap();
+    let err = s.eval("return 1").await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InstructionLimit, "{err}");
+    let instructions = err.stats.instructions.unwrap();
+    assert!(
+        (1_000_000..=1_001_000).contains(&instructions),
+        "stopped at the limit: {instructions}"
+    );
+    // The session goes on.
+    assert_eq!(s.eval("return 2").await.unwrap().values, [json!(2)]);
+}
