@@ -819,3 +819,19 @@ async fn error_messages_are_cut_to_the_output_limit() {
     let err = sandbox().eval("error('short', 0)").await.unwrap_err();
     assert_eq!(err.message, "short");
 }
+
+/// `rawequal` on two distinct, equal long strings compares them in full;
+/// it may not raise, so its charge lands at the next check point, and a
+/// loop of them still ends at the instruction limit, not after the fuel.
+#[tokio::test]
+async fn rawequal_of_long_strings_is_charged() {
+    let sb = metered(Limits {
+        max_instructions: 1_000_000,
+        fuel: 2_000_000_000,
+        ..Limits::default()
+    });
+    let code = "local a, b = ('x'):rep(1 << 20), ('x'):rep(1 << 20) \
+                while true do local _ = rawequal(a, b) end";
+    let err = sb.eval(code).await.unwrap_err();
+    assert_eq!(err.kind, ErrorKind::InstructionLimit, "{err}");
+}
