@@ -1,7 +1,9 @@
 //! `check`'s static analysis, without running anything: the compiled chunk,
-//! dumped unstripped by `lua_dump`, is parsed as a Lua 5.4 binary chunk
-//! (ldump.c) and its instructions decoded (lopcodes.h), so globals are told
-//! from locals exactly as the compiler told them apart.
+//! dumped by `lua_dump` with its line information and the names of its
+//! `_ENV` upvalues only (`strip` 2, a moonbox addition; see
+//! guest/lua/budget.diff), is parsed as a Lua 5.4 binary chunk (ldump.c)
+//! and its instructions decoded (lopcodes.h), so globals are told from
+//! locals exactly as the compiler told them apart.
 //!
 //! This module only reads bytes: it finds the references a chunk makes
 //! ([`Reference`]). Which of them are findings depends on the live session
@@ -371,6 +373,12 @@ fn keeps_a(op: u32) -> bool {
 struct Walk<'p, 'a> {
     f: &'p Proto<'a>,
     env: &'p [bool],
+    /// The pc the walk is at, and for each register the pc of the nearest
+    /// instruction before it that set the register (`usize::MAX`: none),
+    /// so that [`Walk::writer`] at the walk's own pc takes one step, not a
+    /// scan of [`MAX_LOOKBACK`] instructions: a chunk of a million field
+    /// assignments took seconds.
+    recent: std::cell::RefCell<(usize, [usize; 256])>,
 }
 
 impl<'p, 'a> Walk<'p, 'a> {
@@ -382,9 +390,39 @@ impl<'p, 'a> Walk<'p, 'a> {
         self.env.get(upvalue as usize).copied().unwrap_or(false)
     }
 
+    fn new(f: &'p Proto<'a>, env: &'p [bool]) -> Self {
+        Walk {
+            f,
+            env,
+            recent: std::cell::RefCell::new((0, [usize::MAX; 256])),
+        }
+    }
+
+    /// Moves the walk to `pc`, the instruction after the one it was at.
+    fn advance(&self, pc: usize) {
+        let mut recent = self.recent.borrow_mut();
+        if let Some(prev) = pc.checked_sub(1)
+            && let Some(ins) = self.at(prev)
+            && !keeps_a(ins.op)
+            && let Some(slot) = recent.1.get_mut(ins.a as usize)
+        {
+            *slot = prev;
+        }
+        recent.0 = pc;
+    }
+
     /// The nearest instruction before `pc` that set register `reg`, looking
     /// back at most [`MAX_LOOKBACK`] instructions.
     fn writer(&self, pc: usize, reg: u32) -> Option<(usize, Ins)> {
+        let recent = self.recent.borrow();
+        if recent.0 == pc && pc > 0 {
+            let p = recent.1.get(reg as usize).copied().unwrap_or(usize::MAX);
+            if p == usize::MAX || pc - p > MAX_LOOKBACK {
+                return None;
+            }
+            return Some((p, self.at(p)?));
+        }
+        drop(recent);
         (pc.saturating_sub(MAX_LOOKBACK)..pc)
             .rev()
             .filter_map(|p| Some((p, self.at(p)?)))
@@ -466,8 +504,9 @@ fn walk(
     depth: usize,
 ) {
     let lines = f.lines();
-    let w = Walk { f, env };
+    let w = Walk::new(f, env);
     for (pc, &word) in f.code.iter().enumerate() {
+        w.advance(pc);
         let ins = decode(word);
         let line = lines.get(pc).copied().unwrap_or(0);
         if let Some(name) = w.global_read(pc) {
@@ -742,7 +781,7 @@ mod tests {
                 c"t".as_ptr(),
             );
             assert_eq!(status, ffi::LUA_OK, "{code}");
-            ffi::lua_dump(l, writer, (&mut out as *mut Vec<u8>).cast(), 0);
+            ffi::lua_dump(l, writer, (&mut out as *mut Vec<u8>).cast(), 2);
             ffi::lua_close(l);
         }
         out

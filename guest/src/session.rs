@@ -338,9 +338,12 @@ impl Session {
     ) -> Result<Vec<crate::check::Diagnostic>, Error> {
         let vm = &*self.vm;
         let l = vm.state();
-        // The dump is at most the size of the compiled function, which the
-        // heap limit bounds; this cap only guards against a surprise.
-        let max_dump = usize::try_from(vm.limits().max_memory_bytes)
+        // The dump (without names but `_ENV`'s: `strip` 2, see budget.diff)
+        // is about the size of the compiled function, which the heap limit
+        // bounds. Its cap keeps the dump and the analysis, which takes a
+        // few times the dump, within the linear memory beside a full heap
+        // (twice the heap and 16 MiB): an eighth of the heap.
+        let max_dump = usize::try_from(vm.limits().max_memory_bytes / 8)
             .unwrap_or(usize::MAX)
             .max(1 << 20);
         let mut dump = Dump {
@@ -358,7 +361,7 @@ impl Session {
             let loaded = self.load(l, code, chunk);
             let status = match loaded {
                 Ok(()) => {
-                    ffi::lua_dump(l, dump_writer, (&mut dump as *mut Dump).cast::<c_void>(), 0)
+                    ffi::lua_dump(l, dump_writer, (&mut dump as *mut Dump).cast::<c_void>(), 2)
                 }
                 Err(_) => 0,
             };
@@ -790,7 +793,9 @@ unsafe extern "C-unwind" fn dump_writer(
     // `p` (`p` may be null only when `sz` is 0). Nothing here calls Lua.
     unsafe {
         let dump = &mut *(ud as *mut Dump);
-        if dump.bytes.len().saturating_add(sz) > dump.max {
+        // Past the cap, or when the linear memory cannot grow for it, the
+        // dump stops (an allocation failure would abort the guest).
+        if dump.bytes.len().saturating_add(sz) > dump.max || dump.bytes.try_reserve(sz).is_err() {
             return 1;
         }
         if sz > 0 {

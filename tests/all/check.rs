@@ -467,3 +467,88 @@ async fn a_chunk_with_more_references_than_the_analysis_keeps_says_so() {
     let out = sandbox().eval(&code).await.expect("runs");
     assert_eq!(out.values, [serde_json::json!(1)]);
 }
+
+/// A long local name captured through many nested functions is written
+/// once per function in a full dump (80 MiB here); `check` dumps only the
+/// names it reads, so it analyses what `run` runs in the same heap.
+#[tokio::test]
+async fn check_handles_what_run_handles_with_long_names() {
+    let sb = Sandbox::builder()
+        .limits(Limits {
+            max_memory_bytes: 8 << 20,
+            ..Limits::default()
+        })
+        .build()
+        .unwrap();
+    let name = "v".repeat(1 << 20);
+    let depth = 80;
+    let code = format!(
+        "local {name} = 1\nlocal f = {}{name}{}\nreturn missing_global ~= f",
+        "function() return ".repeat(depth),
+        " end".repeat(depth)
+    );
+    sb.eval(&code).await.expect("run handles it");
+    let found = check(&sb, &code).await;
+    assert_eq!(
+        summary(&found),
+        [(Finding::UndefinedGlobal, "missing_global", 3)]
+    );
+}
+
+/// A chunk of many field assignments: `check` looks up each table's
+/// register in one step, so under fuel it needs no more than `run` does.
+#[tokio::test]
+async fn check_of_a_large_chunk_needs_no_more_fuel_than_running_it() {
+    let sb = Sandbox::builder()
+        .engine(&moonbox::Engine::shared_metered().unwrap())
+        .limits(Limits {
+            max_instructions: 100_000_000,
+            fuel: 4_000_000_000,
+            ..Limits::default()
+        })
+        .build()
+        .unwrap();
+    let mut code = String::from("local t = {}\n");
+    for i in 0..300_000 {
+        code.push_str(&format!("t.f{} = {i}\n", i % 100));
+    }
+    let ran = sb.eval(&code).await.expect("run handles it");
+    let fuel = ran.stats.fuel_used.unwrap();
+    let strict = Sandbox::builder()
+        .engine(&moonbox::Engine::shared_metered().unwrap())
+        .limits(Limits {
+            max_instructions: 100_000_000,
+            fuel: fuel * 2,
+            ..Limits::default()
+        })
+        .build()
+        .unwrap();
+    assert!(check(&strict, &code).await.is_empty());
+}
+
+/// A chunk whose dump would not fit beside a full heap is refused with a
+/// plain error, and the session it was checked in goes on: the dump stops
+/// at its cap instead of growing the linear memory until the guest traps.
+#[tokio::test]
+async fn a_chunk_too_large_to_analyse_is_refused_and_the_session_lives() {
+    let sb = Sandbox::builder()
+        .limits(Limits {
+            max_memory_bytes: 16 << 20,
+            ..Limits::default()
+        })
+        .build()
+        .unwrap();
+    let mut session = sb.session(()).await.unwrap();
+    session.eval("kept = 41").await.expect("runs");
+    let code = format!("local t = {{}}\n{}", "t.f = 1\n".repeat(700_000));
+    let err = session
+        .check(&code, "main.lua")
+        .await
+        .expect_err("too large to analyse");
+    assert_eq!(err.kind, ErrorKind::MemoryLimit, "{err:#}");
+    assert!(err.to_string().contains("too large to analyse"), "{err:#}");
+    let out = session.eval("return kept + 1").await.expect("still live");
+    assert_eq!(out.values, [serde_json::json!(42)]);
+    // `run` accepts the same chunk in the same heap.
+    sb.eval(&code).await.expect("runs");
+}
