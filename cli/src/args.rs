@@ -59,7 +59,9 @@ pub(crate) struct SandboxArgs {
     /// Allow a sandboxed name back, such as os.getenv or io.write (repeatable).
     #[arg(long, value_name = "NAME")]
     allow: Vec<String>,
-    /// Fix the clock and seed math.random.
+    /// Fix the clock and seed math.random, and meter fuel, so that a run
+    /// depends only on its inputs. The timeout then counts the script's own
+    /// time; capability calls have a budget of one timeout of their own.
     #[arg(long)]
     deterministic: bool,
     /// The math.random seed in deterministic mode (implies --deterministic).

@@ -4,15 +4,17 @@
 //! `host/wit` is a link to the repository's `wit/`, so the contract is read
 //! from inside the package and travels with it when the crate is packaged.
 //!
-//! Capability calls are async on the host (they may await I/O); writing
-//! output is a plain synchronous call, cheap enough to make per `print`.
+//! Capability calls are async on the host (they may await I/O) and may trap
+//! (in deterministic mode, when the host's own time runs out; see
+//! `host.rs`); writing output is a plain synchronous call, cheap enough to
+//! make per `print`.
 
 wasmtime::component::bindgen!({
     world: "guest",
     path: "wit",
     imports: {
-        "moonbox:sandbox/capabilities.call": async,
-        "moonbox:sandbox/capabilities.call-many": async,
+        "moonbox:sandbox/capabilities.call": async | trappable,
+        "moonbox:sandbox/capabilities.call-many": async | trappable,
     },
     exports: { default: async },
 });

@@ -570,15 +570,13 @@ mod tests {
             capabilities: vec![slow],
             governance: Arc::new(Governance::default()),
         });
-        let mut state = HostState::new(
-            registry,
-            Some(Arc::new(())),
-            1 << 30,
-            1 << 20,
-            1 << 20,
-            16,
-            None,
-        );
+        let limits = crate::Limits {
+            max_memory_bytes: 1 << 20,
+            max_output_bytes: 1 << 20,
+            max_calls_in_flight: 16,
+            ..crate::Limits::default()
+        };
+        let mut state = HostState::new(registry, Some(Arc::new(())), &limits, None);
         state.audit.reset();
         let calls = [60, 0, 0, 0]
             .into_iter()
@@ -587,7 +585,9 @@ mod tests {
                 args: vec![WitValue::Integer(ms)],
             })
             .collect();
-        let results = capabilities::Host::call_many(&mut state, calls).await;
+        let results = capabilities::Host::call_many(&mut state, calls)
+            .await
+            .unwrap();
         assert!(matches!(results[0], Ok(WitValue::Integer(60))));
         assert!(matches!(results[1], Ok(WitValue::Integer(0))));
         assert!(results[2].as_ref().unwrap_err().contains("at most 2 times"));

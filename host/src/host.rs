@@ -22,6 +22,7 @@ use crate::bindings::types::{LogLevel, Value as WitValue};
 use crate::capability::Capability;
 use crate::config::Determinism;
 use crate::governance::{Approval, ApprovalRequest, Audit, CallOutcome, Governance, Ticket};
+use crate::limits::Limits;
 use crate::output::{LogBuffer, OutputBuffer};
 use crate::script::CancelHandle;
 
@@ -70,18 +71,48 @@ pub(crate) struct HostState<T> {
     /// What the calls in flight may hold in parsed arguments: the Lua
     /// heap's limit.
     arguments: ArgumentPool,
+    /// In deterministic mode, the host's own time in capability calls,
+    /// kept apart from the script's deadline.
+    pub(crate) host_time: Option<HostTime>,
+}
+
+/// Deterministic mode's clock for the host's side of an eval.
+///
+/// A capability's wall time is not an input of the script: the same calls
+/// take longer on a loaded machine or a slow network. So in deterministic
+/// mode the time the host spends in capability calls moves the script's
+/// deadline forward (the script's `timeout` counts only the guest's own
+/// time, which fuel bounds at the same point on every run), and is bounded
+/// on its own by a budget of one `timeout` per eval. An eval then takes at
+/// most two timeouts, and it ends at the same point on every run unless
+/// one of the two runs out.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct HostTime {
+    /// What the host may spend in one eval: the timeout.
+    pub(crate) budget: Duration,
+    /// What it has spent in the current eval.
+    pub(crate) spent: Duration,
+}
+
+/// The trap that ends an eval whose capability calls took longer, in all,
+/// than deterministic mode's host budget ([`HostTime`]).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the capability calls of this eval took longer than the {} ms timeout in all (deterministic mode counts the host's time apart from the script's; raise the timeout limit, --timeout, or make the capabilities faster)",
+    budget.as_millis()
+)]
+pub(crate) struct HostTimeout {
+    pub(crate) budget: Duration,
 }
 
 impl<T: Send + Sync + 'static> HostState<T> {
     pub(crate) fn new(
         registry: Arc<Registry<T>>,
         ctx: Option<Arc<T>>,
-        wasm_memory: u64,
-        max_reply_bytes: u64,
-        max_output_bytes: u64,
-        max_calls_in_flight: u32,
+        limits: &Limits,
         determinism: Option<Determinism>,
     ) -> Self {
+        let max_reply_bytes = limits.max_memory_bytes;
         let mut wasi = WasiCtx::builder();
         // Defaults already grant no preopens, environment, arguments, stdin
         // or network; the stdio pipes are bounded and never read back.
@@ -103,18 +134,24 @@ impl<T: Send + Sync + 'static> HostState<T> {
         HostState {
             wasi: wasi.build(),
             table: ResourceTable::new(),
-            limiter: Limiter::new(wasm_memory),
+            limiter: Limiter::new(limits.effective_max_wasm_memory_bytes()),
             registry,
             ctx,
             deadline: None,
             max_reply_bytes: usize::try_from(max_reply_bytes).unwrap_or(usize::MAX),
-            output: OutputBuffer::new(max_output_bytes),
-            logs: LogBuffer::new(max_output_bytes),
+            output: OutputBuffer::new(limits.max_output_bytes),
+            logs: LogBuffer::new(limits.max_output_bytes),
             capability_calls: 0,
             cancel: CancelHandle::default(),
-            max_calls_in_flight: usize::try_from(max_calls_in_flight).unwrap_or(1).max(1),
+            max_calls_in_flight: usize::try_from(limits.max_calls_in_flight)
+                .unwrap_or(1)
+                .max(1),
             audit: Audit::default(),
             arguments: ArgumentPool::new(max_reply_bytes),
+            host_time: determinism.map(|_| HostTime {
+                budget: limits.timeout,
+                spent: Duration::ZERO,
+            }),
         }
     }
 }
@@ -189,16 +226,48 @@ impl<T: Send + Sync + 'static> HostState<T> {
     }
 }
 
+impl<T> HostState<T> {
+    /// Runs the host's side of one call (or batch). Outside deterministic
+    /// mode it simply runs, under the eval's timeout. In deterministic mode
+    /// its wall time is taken out of the script's deadline and charged to
+    /// the host's budget ([`HostTime`]); past that budget the eval ends
+    /// with [`HostTimeout`], as soon as the call returns or at once when it
+    /// is still awaiting.
+    async fn host_work<R>(&mut self, work: impl Future<Output = R>) -> wasmtime::Result<R> {
+        let Some(clock) = self.host_time else {
+            return Ok(work.await);
+        };
+        let begun = Instant::now();
+        let left = clock.budget.saturating_sub(clock.spent);
+        let outcome = tokio::time::timeout(left, work).await;
+        let took = begun.elapsed();
+        self.deadline = self.deadline.and_then(|d| d.checked_add(took));
+        let spent = clock.spent.saturating_add(took);
+        self.host_time = Some(HostTime { spent, ..clock });
+        match outcome {
+            Ok(value) if spent <= clock.budget => Ok(value),
+            _ => Err(wasmtime::Error::new(HostTimeout {
+                budget: clock.budget,
+            })),
+        }
+    }
+}
+
 impl<T: Send + Sync + 'static> capabilities::Host for HostState<T> {
-    async fn call(&mut self, name: String, args: Vec<WitValue>) -> Result<WitValue, String> {
+    async fn call(
+        &mut self,
+        name: String,
+        args: Vec<WitValue>,
+    ) -> wasmtime::Result<Result<WitValue, String>> {
         self.capability_calls = self.capability_calls.saturating_add(1);
-        self.start_call(name, args).await
+        let call = self.start_call(name, args);
+        self.host_work(call).await
     }
 
     async fn call_many(
         &mut self,
         calls: Vec<capabilities::CallRequest>,
-    ) -> Vec<Result<WitValue, String>> {
+    ) -> wasmtime::Result<Vec<Result<WitValue, String>>> {
         let count = u32::try_from(calls.len()).unwrap_or(u32::MAX);
         self.capability_calls = self.capability_calls.saturating_add(count);
         let total = calls.len();
@@ -207,7 +276,8 @@ impl<T: Send + Sync + 'static> capabilities::Host for HostState<T> {
             .map(|call| self.start_call(call.name, call.args))
             .collect();
         let budget = self.max_reply_bytes;
-        match run_bounded(calls, self.max_calls_in_flight, budget, reply_bytes).await {
+        let batch = run_bounded(calls, self.max_calls_in_flight, budget, reply_bytes);
+        Ok(match self.host_work(batch).await? {
             Ok(results) => results,
             Err(Overflow) => {
                 let msg = format!(
@@ -216,7 +286,7 @@ impl<T: Send + Sync + 'static> capabilities::Host for HostState<T> {
                 );
                 vec![Err(msg); total]
             }
-        }
+        })
     }
 }
 

@@ -12,7 +12,7 @@ use crate::bindings::{Guest, types};
 use crate::config::DEFAULT_CHUNK_NAME;
 use crate::diagnostic::Diagnostic;
 use crate::error::{ErrorKind, EvalError};
-use crate::host::HostState;
+use crate::host::{HostState, HostTimeout};
 use crate::limits::Limits;
 use crate::outcome::{EvalOutput, Output, Stats};
 use crate::output::{LogSink, OutputSink};
@@ -122,15 +122,7 @@ impl<T: Send + Sync + 'static> Session<T> {
         let started = Instant::now();
         let inner = &*prepared;
         let limits = inner.limits;
-        let host = HostState::new(
-            inner.registry.clone(),
-            ctx,
-            limits.effective_max_wasm_memory_bytes(),
-            limits.max_memory_bytes,
-            limits.max_output_bytes,
-            limits.max_calls_in_flight,
-            inner.determinism,
-        );
+        let host = HostState::new(inner.registry.clone(), ctx, &limits, inner.determinism);
         let mut store = Store::new(inner.engine.wasmtime(), host);
         store.limiter(|data| &mut data.limiter);
         store.epoch_deadline_callback(|ctx| {
@@ -345,7 +337,7 @@ impl<T: Send + Sync + 'static> Session<T> {
         let accessor = self.guest.moonbox_sandbox_lua().session();
         let call = accessor.call_eval(&mut self.store, self.handle, &request);
         let outcome = tokio::select! {
-            outcome = tokio::time::timeout(limits.timeout, call) => Some(outcome),
+            outcome = tokio::time::timeout(outer_timeout(&self.prepared), call) => Some(outcome),
             () = cancel.cancelled() => None,
         };
         let chunk_name = request.chunk_name;
@@ -475,7 +467,7 @@ impl<T: Send + Sync + 'static> Session<T> {
         self.poisoned = Some("an earlier check was stopped by the host".to_owned());
         let accessor = self.guest.moonbox_sandbox_lua().session();
         let call = accessor.call_check(&mut self.store, self.handle, code.as_ref(), chunk_name);
-        let outcome = tokio::time::timeout(limits.timeout, call).await;
+        let outcome = tokio::time::timeout(outer_timeout(&self.prepared), call).await;
         self.store.data_mut().deadline = None;
         let stats = Stats {
             wall_time_us: micros(started.elapsed()),
@@ -556,8 +548,29 @@ fn arm_call<T>(
     }
     // `Limits::validate` bounds the timeout, so this cannot overflow; a
     // deadline that could not be represented would never fire.
-    store.data_mut().deadline = started.checked_add(limits.timeout);
+    let data = store.data_mut();
+    data.deadline = started.checked_add(limits.timeout);
+    if let Some(clock) = &mut data.host_time {
+        clock.spent = Duration::ZERO;
+    }
     Ok(())
+}
+
+/// The async timeout around one call into the guest. The epoch deadline
+/// stops the guest's own work; this one stops a call that awaits. In
+/// deterministic mode the host's time in capability calls does not count
+/// against the script's deadline and has a budget of one timeout of its
+/// own (`HostTime`), so a call into the guest may take up to two
+/// timeouts, and this one, past both, only backs them up.
+fn outer_timeout<T>(prepared: &Prepared<T>) -> Duration {
+    let timeout = prepared.limits.timeout;
+    if prepared.determinism.is_some() {
+        timeout
+            .saturating_mul(2)
+            .saturating_add(Duration::from_secs(1))
+    } else {
+        timeout
+    }
 }
 
 /// Settles one call into the guest: the tokio timeout firing, or a wasmtime
@@ -589,6 +602,9 @@ fn trap_error<T>(
     stats: Stats,
     limits: &Limits,
 ) -> EvalError {
+    if let Some(stop) = e.downcast_ref::<HostTimeout>() {
+        return EvalError::host(ErrorKind::Timeout, stop.to_string(), chunk, stats);
+    }
     let (kind, message) = match e.downcast_ref::<Trap>() {
         Some(Trap::OutOfFuel) => (ErrorKind::FuelExhausted, fuel_message(limits)),
         Some(Trap::Interrupt) => (ErrorKind::Timeout, timeout_message(limits.timeout)),

@@ -4,6 +4,7 @@
 
 mod capabilities;
 mod check;
+mod determinism;
 mod engines;
 mod eval;
 mod faults;
