@@ -232,10 +232,29 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
         let reply = capabilities::call(&cap.name, &args);
         drop(args);
         ffi::lua_settop(l, 0);
+        // The reply is charged as `json.decode` is, failed or not (a trip
+        // raises over the error): its size is the host's, but how often it
+        // is asked for is the script's.
+        let cost = reply_cost(&reply);
         match push_reply(l, &cap.name, reply) {
+            Ok(()) if crate::limits::charge(l, cost) => Err(Raise),
             Ok(()) => Ok(1),
-            Err(msg) => Err(raise_tagged(l, ErrorKind::Capability, msg)),
+            Err(msg) => {
+                let raise = raise_tagged(l, ErrorKind::Capability, msg);
+                crate::limits::charge(l, cost);
+                Err(raise)
+            }
         }
+    }
+}
+
+/// What making Lua values of `reply` costs in instructions: JSON text as
+/// `json.decode` is charged, a string as its bytes are, a scalar nothing.
+pub fn reply_cost(reply: &CallReply) -> u64 {
+    match reply {
+        Ok(WitValue::Json(text)) => crate::jsonlib::decode_cost(text.len()),
+        Ok(WitValue::Text(text)) | Err(text) => crate::jsonlib::cost(text.len()),
+        Ok(_) => 0,
     }
 }
 

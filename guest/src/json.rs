@@ -53,10 +53,12 @@ pub struct Encoder {
     max_work: usize,
 }
 
-/// What visiting one table entry counts in [`Encoder::walked`]: as much as
-/// the shortest text an entry makes (`1,`), so that a conversion that
-/// succeeds pays what it did before.
-const KEY_WORK: usize = 2;
+/// What visiting one table entry counts in [`Encoder::walked`], in bytes of
+/// work: an entry is walked twice (its shape, then its value) and its value
+/// converted, about 1,000 units of fuel for a small integer in an array,
+/// which this charges at 4 instructions (see
+/// `jsonlib::BYTES_PER_INSTRUCTION`).
+const KEY_WORK: usize = 8;
 
 impl Encoder {
     fn new(root: String, limits: &Limits) -> Self {
@@ -327,6 +329,15 @@ impl Encoder {
             self.out = outer;
             result?;
             members.sort_unstable_by(|a, b| a.0.as_bytes().cmp(b.0.as_bytes()));
+            // Joining copies every member's text once more, at each level
+            // of nesting: work the text's length does not show.
+            let copied = members
+                .iter()
+                .map(|(key, value)| key.len() + value.len() + 4)
+                .fold(0usize, usize::saturating_add);
+            if !self.walk(copied) {
+                return Err(self.out_of_work());
+            }
             self.out.push('{');
             for (i, (key, value)) in members.iter().enumerate() {
                 if i > 0 {

@@ -25,17 +25,28 @@ use crate::json::{self, EncodeError, Received, Tree};
 use crate::lua::{self, Raise, ffi, lua_State};
 use crate::vm::{ErrorKind, Kind, Vm};
 
-/// Bytes of JSON text (produced or parsed) per instruction charged against
+/// Bytes of work (JSON text produced, or input walked: see
+/// `json::last_encoded_bytes`) per instruction charged against
 /// `max-instructions`, so that a loop of calls cannot do unbounded work in
-/// a few instructions, and the instruction limit, not fuel, stops it (about
-/// 300 units of fuel per charged instruction, within the 500 the host
-/// derives per instruction). Each call costs at least one; a failed
-/// encoding pays for the text it produced before it failed.
+/// a few instructions, and the instruction limit, not fuel, stops it. With
+/// the encoder's walk counted as it is, the densest values measured (nested
+/// arrays of small integers, nested objects) cost 130 to 300 units of fuel
+/// per charged instruction, within the 500 the host derives per
+/// instruction. Each call costs at least one; a failed encoding pays for
+/// the work it did before it failed.
 pub const BYTES_PER_INSTRUCTION: u64 = 2;
 
 /// What a call that handles `bytes` of text costs in instructions.
 pub fn cost(bytes: usize) -> u64 {
     1 + bytes as u64 / BYTES_PER_INSTRUCTION
+}
+
+/// What parsing `bytes` of JSON text into Lua values costs in
+/// instructions: one per byte, since a dense document (`[1,2,3,...]`)
+/// builds a value every two bytes (about 250 units of fuel per byte
+/// measured).
+pub fn decode_cost(bytes: usize) -> u64 {
+    1 + bytes as u64
 }
 
 /// Installs the `json` table as a global and in `package.loaded`, so that
@@ -126,9 +137,10 @@ unsafe fn encode_body(l: *mut lua_State) -> Result<c_int, Raise> {
         );
         match text {
             Ok(text) => {
-                let len = text.len();
+                // The work, which for nested values is more than the text.
+                let work = text.len().max(json::last_encoded_bytes());
                 vm.push_owned(l, text);
-                if crate::limits::charge(l, cost(len)) {
+                if crate::limits::charge(l, cost(work)) {
                     return Err(Raise);
                 }
                 Ok(1)
@@ -199,7 +211,7 @@ unsafe fn decode_body(l: *mut lua_State) -> Result<c_int, Raise> {
         let vm = Vm::from_state(l);
         let mut len = 0usize;
         let p = ffi::luaL_checklstring(l, 1, &mut len);
-        if crate::limits::charge(l, cost(len)) {
+        if crate::limits::charge(l, decode_cost(len)) {
             return Err(Raise);
         }
         let text = std::slice::from_raw_parts(p.cast::<u8>(), len);

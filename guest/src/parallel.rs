@@ -121,7 +121,17 @@ unsafe fn parallel_body(l: *mut lua_State) -> Result<c_int, Raise> {
             }
             let deliveries = call_host(vm, batch);
             let count = deliveries.len();
+            // The replies are charged as a direct call's are, before any
+            // is pushed.
+            let cost = deliveries
+                .iter()
+                .flatten()
+                .map(|d| crate::capability::reply_cost(&d.reply))
+                .fold(0u64, u64::saturating_add);
             vm.batches.borrow_mut().push(deliveries);
+            if limits::charge(l, cost) {
+                return Err(abort(l, vm, mark, depth));
+            }
             for j in 0..count {
                 let delivery = vm
                     .batches

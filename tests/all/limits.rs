@@ -835,3 +835,47 @@ async fn rawequal_of_long_strings_is_charged() {
     let err = sb.eval(code).await.unwrap_err();
     assert_eq!(err.kind, ErrorKind::InstructionLimit, "{err}");
 }
+
+/// Conversions are charged for the work they do, at no more than the fuel
+/// the host derives per instruction: with fuel at exactly that ratio, the
+/// densest values (nested arrays of small integers, nested objects, a
+/// dense document to decode, a capability's dense reply asked for in a
+/// loop, nested arguments) end at the instruction limit, which the script can be told about,
+/// never at fuel.
+#[tokio::test]
+async fn conversions_reach_the_instruction_limit_before_derived_fuel() {
+    let max_instructions = 2_000_000;
+    let dense = moonbox::Capability::<()>::sync("host.dense", |_, (): ()| {
+        Ok::<_, moonbox::CapabilityError>(vec![1; 20_000])
+    });
+    let take = moonbox::Capability::<()>::sync("host.take", |_, (_,): (serde_json::Value,)| {
+        Ok::<_, moonbox::CapabilityError>(true)
+    });
+    let sb = Sandbox::builder()
+        .capability(dense)
+        .capability(take)
+        .limits(Limits {
+            max_instructions,
+            max_memory_bytes: 256 << 20,
+            max_string_bytes: 64 << 20,
+            fuel: max_instructions * Limits::FUEL_PER_INSTRUCTION,
+            timeout: Duration::from_secs(60),
+            ..Limits::default()
+        })
+        .build()
+        .unwrap();
+    let nested = |open: &str, close: &str| {
+        format!("local t = 1 for i = 1, 7 do t = {open}t, t, t, t, t, t, t, t{close} end")
+    };
+    let cases = [
+        format!("{} return json.encode(t)", nested("{", "}")),
+        "local t = 1 for i = 1, 7 do t = {a = t, b = t, c = t, d = t, e = t, f = t, g = t, h = t} end return json.encode(t)".to_owned(),
+        "local s = '[' .. ('1,'):rep(4000000) .. '1]' return #json.decode(s)".to_owned(),
+        "while true do host.dense() end".to_owned(),
+        format!("{} while true do host.take(t) end", nested("{", "}")),
+    ];
+    for code in cases {
+        let e = sb.eval(&code).await.expect_err("stops at a limit");
+        assert_eq!(e.kind, ErrorKind::InstructionLimit, "{code}: {e:#}");
+    }
+}
