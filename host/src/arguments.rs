@@ -149,22 +149,50 @@ impl ArgumentPool {
                     }
                     Value::String(s)
                 }
-                WitValue::Json(text) => {
-                    let mut de = serde_json::Deserializer::from_str(&text);
-                    let parsed = Tree(&budget).deserialize(&mut de).and_then(|v| {
-                        de.end()?;
-                        Ok(v)
-                    });
-                    match parsed {
-                        Ok(value) => value,
-                        Err(_) if budget.over.get() => return Err(self.too_large()),
-                        Err(e) => return Err(ArgumentError::Malformed(e)),
-                    }
-                }
+                WitValue::Json(text) => self.tree(&budget, &text)?,
             };
             values.push(value);
         }
         Ok((values, held.into_inner()))
+    }
+
+    /// Parses `text` into a tree charged to `budget`.
+    fn tree(&self, budget: &Budget<'_>, text: &str) -> Result<Value, ArgumentError> {
+        let mut de = serde_json::Deserializer::from_str(text);
+        let parsed = Tree(budget).deserialize(&mut de).and_then(|v| {
+            de.end()?;
+            Ok(v)
+        });
+        match parsed {
+            Ok(value) => Ok(value),
+            Err(_) if budget.over.get() => Err(self.too_large()),
+            Err(e) => Err(ArgumentError::Malformed(e)),
+        }
+    }
+
+    /// Parses one JSON `text` by the same rules, holding its charge until
+    /// the returned [`Held`] is dropped; [`ArgumentError::TooLarge`] when the
+    /// tree would pass what the pool has left.
+    pub(crate) fn parse_text(&self, text: &str) -> Result<(Value, Held), ArgumentError> {
+        let held = Cell::new(self.nothing());
+        let budget = Budget {
+            pool: self,
+            held: &held,
+            over: Cell::new(false),
+        };
+        let value = self.tree(&budget, text)?;
+        Ok((value, held.into_inner()))
+    }
+
+    /// Parses the JSON array `text` (an eval's returned values) by the same
+    /// rules, so that the tree never passes what the pool holds; the charge
+    /// is given back when this returns, since the values then belong to the
+    /// caller.
+    pub(crate) fn parse_list(&self, text: &str) -> Result<Vec<Value>, ArgumentError> {
+        match self.parse_text(text)?.0 {
+            Value::Array(values) => Ok(values),
+            other => Ok(vec![other]),
+        }
     }
 }
 

@@ -69,8 +69,8 @@ pub(crate) struct HostState<T> {
     /// The current eval's call records and budget counters.
     pub(crate) audit: Audit,
     /// What the calls in flight may hold in parsed arguments: the Lua
-    /// heap's limit.
-    arguments: ArgumentPool,
+    /// heap's limit. The eval's returned values are parsed against it too.
+    pub(crate) arguments: ArgumentPool,
     /// In deterministic mode, the host's own time in capability calls,
     /// kept apart from the script's deadline.
     pub(crate) host_time: Option<HostTime>,
@@ -140,7 +140,7 @@ impl<T: Send + Sync + 'static> HostState<T> {
             deadline: None,
             max_reply_bytes: usize::try_from(max_reply_bytes).unwrap_or(usize::MAX),
             output: OutputBuffer::new(limits.max_output_bytes),
-            logs: LogBuffer::new(limits.max_output_bytes),
+            logs: LogBuffer::new(limits.max_output_bytes, limits.max_memory_bytes),
             capability_calls: 0,
             cancel: CancelHandle::default(),
             max_calls_in_flight: usize::try_from(limits.max_calls_in_flight)

@@ -95,7 +95,7 @@ pub use governance::{
 };
 pub use limits::Limits;
 pub use outcome::{EvalOutput, Output, Stats};
-pub use output::{LOG_EVENT_BYTES, LogEvent, LogLevel, LogSink, OutputSink};
+pub use output::{FIELDS_DROPPED, LOG_EVENT_BYTES, LogEvent, LogLevel, LogSink, OutputSink};
 pub use records::Records;
 pub use report::{Report, ReportError};
 pub use sandbox::{Sandbox, SandboxBuilder};

@@ -219,6 +219,37 @@ impl Limits {
         }
     }
 
+    /// The most memory one eval can make the host hold, in bytes, on top
+    /// of what the engine and the compiled guest hold before it starts:
+    ///
+    /// - twice the linear memory ([`Limits::effective_max_wasm_memory_bytes`]):
+    ///   the instance's own, and what is copied out of it (capability
+    ///   arguments, log events, the returned values' text, the error);
+    /// - three times the Lua heap's limit ([`Limits::max_memory_bytes`]): the
+    ///   trees parsed from capability arguments (the calls in flight share
+    ///   one budget of that size), the replies of the calls in flight, and
+    ///   the trees of the log events' fields; the returned values are parsed
+    ///   within the same budget as arguments, once no call is in flight;
+    /// - twice [`Limits::max_output_bytes`]: the output and the log events
+    ///   kept.
+    ///
+    /// Error messages and tracebacks are cut to at most 64 KiB each. Each
+    /// bound is enforced where the data is made, with an error that names
+    /// its limit; `tests/all/host_memory.rs` drives each one to its bound
+    /// and measures the process's peak resident memory against this sum.
+    ///
+    /// ```
+    /// let limits = moonbox::Limits::default();
+    /// // 64 MiB of heap: 2 * 144 MiB + 3 * 64 MiB + 2 * 1 MiB.
+    /// assert_eq!(limits.max_host_bytes_per_eval(), 482 << 20);
+    /// ```
+    pub fn max_host_bytes_per_eval(&self) -> u64 {
+        self.effective_max_wasm_memory_bytes()
+            .saturating_mul(2)
+            .saturating_add(self.max_memory_bytes.saturating_mul(3))
+            .saturating_add(self.max_output_bytes.saturating_mul(2))
+    }
+
     /// Checks that every limit is usable: non-zero, within its documented
     /// bound, and a linear memory large enough for the Lua heap. Never
     /// panics, whatever the values.

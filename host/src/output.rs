@@ -7,6 +7,8 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::arguments::{ArgumentError, ArgumentPool, Held};
+
 /// A function that receives the script's output while the eval runs, one
 /// write at a time (a `print` arrives as its pieces: arguments, tabs and the
 /// newline). It runs on the eval's thread, between two steps of the script:
@@ -202,23 +204,35 @@ impl fmt::Display for LogEvent {
 /// ```
 pub type LogSink = Arc<dyn Fn(&LogEvent) + Send + Sync>;
 
+/// The member that stands for fields too large to keep (see
+/// [`LogBuffer::push`]).
+pub const FIELDS_DROPPED: &str = "moonbox.fields_dropped";
+
 /// The log events of one eval. The guest charges each event (message,
 /// fields and [`LOG_EVENT_BYTES`]) against `max-output-bytes` and never
 /// sends past it; the buffer counts the same way and keeps no more, so a
-/// misbehaving guest cannot grow the host.
+/// misbehaving guest cannot grow the host. The fields' trees, which can
+/// take a hundred times their text, are parsed against a pool of the Lua
+/// heap's limit for the eval (as capability arguments are).
 pub(crate) struct LogBuffer {
     events: Vec<LogEvent>,
     charged: u64,
     cap: u64,
+    pool: ArgumentPool,
+    held: Vec<Held>,
     pub(crate) sink: Option<LogSink>,
 }
 
 impl LogBuffer {
-    pub(crate) fn new(cap: u64) -> Self {
+    /// A buffer of `cap` bytes of events whose fields' trees may take
+    /// `max_tree_bytes` in all.
+    pub(crate) fn new(cap: u64, max_tree_bytes: u64) -> Self {
         LogBuffer {
             events: Vec::new(),
             charged: 0,
             cap,
+            pool: ArgumentPool::new(max_tree_bytes),
+            held: Vec::new(),
             sink: None,
         }
     }
@@ -232,8 +246,21 @@ impl LogBuffer {
         if cost > self.cap.saturating_sub(self.charged) {
             return;
         }
-        let Ok(serde_json::Value::Object(fields)) = serde_json::from_str(fields) else {
-            return;
+        let fields = match self.pool.parse_text(fields) {
+            Ok((serde_json::Value::Object(fields), held)) => {
+                self.held.push(held);
+                fields
+            }
+            Ok(_) | Err(ArgumentError::Malformed(_)) => return,
+            // The event is kept, and says what became of its fields.
+            Err(ArgumentError::TooLarge { capacity, .. }) => {
+                let why = format!(
+                    "{} bytes of fields would take more than the {capacity} bytes of host memory \
+                     this eval's log fields may take once parsed (max-memory-bytes)",
+                    fields.len()
+                );
+                serde_json::Map::from_iter([(FIELDS_DROPPED.to_owned(), why.into())])
+            }
         };
         self.charged += cost;
         let event = LogEvent {
@@ -250,6 +277,7 @@ impl LogBuffer {
     /// Takes the events, leaving the buffer empty for the next eval.
     pub(crate) fn take(&mut self) -> Vec<LogEvent> {
         self.charged = 0;
+        self.held.clear();
         std::mem::take(&mut self.events)
     }
 }
@@ -280,7 +308,7 @@ mod tests {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink = seen.clone();
         // Room for exactly two events of message "ab" and fields "{}".
-        let mut logs = LogBuffer::new(2 * (2 + 2 + LOG_EVENT_BYTES));
+        let mut logs = LogBuffer::new(2 * (2 + 2 + LOG_EVENT_BYTES), 1 << 20);
         logs.sink = Some(Arc::new(move |e: &LogEvent| {
             sink.lock().unwrap().push(e.message.clone())
         }));
@@ -301,7 +329,7 @@ mod tests {
 
     #[test]
     fn log_buffer_drops_fields_that_are_not_a_json_object() {
-        let mut logs = LogBuffer::new(1 << 20);
+        let mut logs = LogBuffer::new(1 << 20, 1 << 20);
         for fields in ["[]", "1", "not json", ""] {
             logs.push(LogLevel::Info, "m".into(), fields);
         }

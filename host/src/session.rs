@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use wasmtime::component::ResourceAny;
 use wasmtime::{Store, Trap, UpdateDeadline};
 
+use crate::arguments::ArgumentError;
 use crate::bindings::{Guest, types};
 use crate::config::DEFAULT_CHUNK_NAME;
 use crate::diagnostic::Diagnostic;
@@ -389,7 +390,9 @@ impl<T: Send + Sync + 'static> Session<T> {
             }
             Ok(Ok(success)) => {
                 add_guest_stats(&mut stats, &success.stats);
-                match serde_json::from_str::<Vec<serde_json::Value>>(&success.values) {
+                // Parsed within the Lua heap's limit, as arguments are: the
+                // text can stand for a tree many times its size.
+                match self.store.data().arguments.parse_list(&success.values) {
                     Ok(values) => Ok(EvalOutput {
                         values,
                         output,
@@ -399,12 +402,19 @@ impl<T: Send + Sync + 'static> Session<T> {
                         logs,
                     }),
                     Err(e) => {
-                        let mut err = EvalError::host(
-                            ErrorKind::Internal,
-                            format!("the guest returned malformed JSON values ({e})"),
-                            &chunk_name,
-                            stats,
-                        );
+                        let (kind, message) = match e {
+                            ArgumentError::TooLarge { capacity, .. } => (
+                                ErrorKind::InvalidValue,
+                                format!(
+                                    "the returned values would take more than {capacity} bytes of host memory once parsed (max-memory-bytes); return less data"
+                                ),
+                            ),
+                            ArgumentError::Malformed(e) => (
+                                ErrorKind::Internal,
+                                format!("the guest returned malformed JSON values ({e})"),
+                            ),
+                        };
+                        let mut err = EvalError::host(kind, message, &chunk_name, stats);
                         err.output = output;
                         err.calls = calls;
                         err.logs = logs;

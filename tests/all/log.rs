@@ -419,3 +419,34 @@ async fn log_is_a_global_every_script_has() {
     let out = ok(&sb, "return type(log), log == _G.log").await;
     assert_eq!(out.values, [json!("function"), json!(true)]);
 }
+
+/// An event's fields are parsed on the host within the Lua heap's limit
+/// for the eval: fields whose tree would pass it are replaced by one member
+/// that says so, and the event, its message and the events after it are
+/// kept.
+#[tokio::test]
+async fn fields_too_large_for_the_host_are_dropped_and_say_so() {
+    let sb = with_limits(Limits {
+        max_memory_bytes: 4 << 20,
+        max_output_bytes: 8 << 20,
+        max_instructions: 100_000_000,
+        ..Limits::default()
+    });
+    let out = ok(
+        &sb,
+        "local one = {x = 1} local many = {} for i = 1, 50000 do many[i] = one end \
+         log('info', 'big', {many = many}) log('info', 'small', {n = 1})",
+    )
+    .await;
+    assert_eq!(out.logs.len(), 2);
+    assert_eq!(out.logs[0].message, "big");
+    let why = out.logs[0].fields[moonbox::FIELDS_DROPPED]
+        .as_str()
+        .expect("the fields say why they were dropped");
+    assert!(
+        why.ends_with("bytes of fields would take more than the 4194304 bytes of host memory this eval's log fields may take once parsed (max-memory-bytes)"),
+        "{why}"
+    );
+    assert_eq!(out.logs[0].fields.len(), 1);
+    assert_eq!(shapes(&out.logs)[1].2, json!({"n": 1}));
+}

@@ -9,6 +9,7 @@ mod engines;
 mod eval;
 mod faults;
 mod governance;
+mod host_memory;
 mod hostile;
 mod inputs;
 mod json;

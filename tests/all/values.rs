@@ -235,3 +235,30 @@ async fn control_characters_cross_cheaply() {
         out.stats.fuel_used
     );
 }
+
+/// Returned values are parsed on the host within the Lua heap's limit: a
+/// small table referenced many times is little text but a large tree, and
+/// the eval ends with `invalid_value` before the tree passes the limit; the
+/// same shape, smaller, returns whole.
+#[tokio::test]
+async fn returned_values_are_parsed_within_the_heap_limit() {
+    let sb = crate::support::with_limits(moonbox::Limits {
+        max_memory_bytes: 16 << 20,
+        max_instructions: 100_000_000,
+        ..moonbox::Limits::default()
+    });
+    let code = |n: u32| {
+        format!(
+            "local one = {{x = 1}} local t = {{}} for i = 1, {n} do t[i] = one end print('kept') return t"
+        )
+    };
+    let e = fails(&sb, &code(200_000), ErrorKind::InvalidValue).await;
+    assert_eq!(
+        e.message,
+        "the returned values would take more than 16777216 bytes of host memory once parsed (max-memory-bytes); return less data"
+    );
+    assert_eq!(e.output, "kept\n", "the output is kept");
+    let out = values(&sb, &code(1_000)).await;
+    assert_eq!(out[0].as_array().map(Vec::len), Some(1_000));
+    assert_eq!(out[0][999], json!({"x": 1}));
+}
