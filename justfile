@@ -178,8 +178,8 @@ ci:
 soak EVALS="1000000":
     cargo run -q --release -p moonbox --example soak -- {{EVALS}}
 
-# Fuzz one target (eval, json_boundary, cli_args, serve_requests or
-# mcp_messages) for SECONDS; needs cargo-fuzz. It starts from the target's
+# Fuzz one target (eval, json_boundary, capability_args, check, cli_args,
+# serve_requests or mcp_messages) for SECONDS; needs cargo-fuzz. It starts from the target's
 # committed seeds (fuzz/seeds) and keeps what it finds in fuzz/corpus.
 fuzz TARGET="eval" SECONDS="60":
     mkdir -p fuzz/corpus/{{TARGET}}
@@ -188,7 +188,7 @@ fuzz TARGET="eval" SECONDS="60":
 # Every fuzz target on its seeds (fuzz/seeds), built as `build` builds it:
 # no coverage instrumentation, no fuzzing, the targets' assertions.
 fuzz-seeds: build
-    bash .ci/expect-passed 6 cargo test -q --workspace --test seeds
+    bash .ci/expect-passed 8 cargo test -q --workspace --test seeds
 
 # The official Lua 5.4 test suite inside the sandbox, with the per-file
 # report, and error messages against lua5.4 (ignored by `cargo test`; this

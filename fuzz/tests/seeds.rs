@@ -55,6 +55,16 @@ fn json_boundary_runs_its_seeds() {
 }
 
 #[test]
+fn capability_args_runs_its_seeds() {
+    replay("capability_args", env!("CARGO_BIN_EXE_capability_args"));
+}
+
+#[test]
+fn check_runs_its_seeds() {
+    replay("check", env!("CARGO_BIN_EXE_check"));
+}
+
+#[test]
 fn serve_requests_runs_its_seeds() {
     replay("serve_requests", env!("CARGO_BIN_EXE_serve_requests"));
 }

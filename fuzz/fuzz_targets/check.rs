@@ -1,0 +1,83 @@
+//! `check` on arbitrary bytes, in a live session: it reads the chunk and
+//! never runs it (a capability the chunk calls is never called), it ends
+//! with findings or a typed error (a syntax error or a limit on what it may
+//! read), every finding points inside the chunk, and the session lives on
+//! with its globals.
+#![no_main]
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use libfuzzer_sys::fuzz_target;
+use moonbox::{Capability, CapabilityError, ErrorKind, Limits, Sandbox};
+
+static CALLS: AtomicU64 = AtomicU64::new(0);
+
+struct Fixture {
+    runtime: tokio::runtime::Runtime,
+    sandbox: Sandbox,
+}
+
+fn fixture() -> &'static Fixture {
+    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
+    FIXTURE.get_or_init(|| {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .expect("a runtime");
+        let limits = Limits {
+            max_instructions: 200_000,
+            max_memory_bytes: 4 << 20,
+            max_string_bytes: 1 << 20,
+            fuel: 200_000_000,
+            timeout: Duration::from_secs(5),
+            ..Limits::default()
+        };
+        let touch = Capability::<()>::sync("host.touch", |_, (): ()| {
+            CALLS.fetch_add(1, Ordering::SeqCst);
+            Ok::<_, CapabilityError>(true)
+        });
+        let sandbox = Sandbox::builder()
+            .limits(limits)
+            .capability(touch)
+            .build()
+            .expect("the sandbox builds");
+        Fixture { runtime, sandbox }
+    })
+}
+
+fuzz_target!(|data: &[u8]| {
+    let f = fixture();
+    f.runtime.block_on(async {
+        let mut session = f.sandbox.session(()).await.expect("a session");
+        session.eval("kept = 41").await.expect("the session runs");
+        let before = CALLS.load(Ordering::SeqCst);
+        let lines = data.iter().filter(|&&b| b == b'\n').count() + 1;
+        match session.check(data, "main.lua").await {
+            Ok(findings) => {
+                for finding in &findings {
+                    assert!(
+                        (finding.line as usize) <= lines,
+                        "line {} of a {lines}-line chunk: {finding:?}",
+                        finding.line
+                    );
+                    assert!(!finding.message.is_empty());
+                }
+            }
+            Err(e) => assert!(
+                matches!(
+                    e.kind,
+                    ErrorKind::Syntax | ErrorKind::MemoryLimit | ErrorKind::StringSize
+                ),
+                "{e:#}"
+            ),
+        }
+        assert_eq!(CALLS.load(Ordering::SeqCst), before, "check ran the chunk");
+        let out = session
+            .eval("return kept + 1")
+            .await
+            .expect("the session lives on after check");
+        assert_eq!(out.values, [serde_json::json!(42)]);
+    });
+});

@@ -1,0 +1,4 @@
+local x = 1
+print(undefined_name)
+os.execute('ls')
+return host.touch(), kept, x
