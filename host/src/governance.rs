@@ -36,9 +36,16 @@ pub const MAX_CALL_RECORDS: usize = 1000;
 /// in [`CallRecord::args`] (when the host opted in with
 /// [`SandboxBuilder::audit_args`](crate::SandboxBuilder::audit_args)).
 /// Larger arguments are left out; [`CallRecord::arg_bytes`] still says how
-/// large they were. With [`MAX_CALL_RECORDS`], this bounds an eval's audit
-/// trail to about 4 MB of arguments.
+/// large they were. Arguments whose parsed values take more than
+/// [`MAX_RECORDED_ARG_TREE_BYTES`] on the host are left out too.
 pub const MAX_RECORDED_ARG_BYTES: u64 = 4096;
+
+/// The most host memory a recorded call's parsed arguments may take to be
+/// kept (by the estimate the host parses arguments with): 4 KiB of text can
+/// stand for a hundred times that as values (`[{"":0},...]`). With
+/// [`MAX_CALL_RECORDS`], this bounds the arguments an eval's audit trail
+/// keeps to 64 MiB.
+pub const MAX_RECORDED_ARG_TREE_BYTES: u64 = 64 << 10;
 
 /// The largest call budget a sandbox accepts, for the default and for each
 /// capability.
@@ -417,9 +424,11 @@ impl Ticket {
 
     /// The arguments were read: their size, and the values if the host
     /// keeps them.
-    pub(crate) fn arguments(&self, governance: &Governance, values: &[Value]) {
+    pub(crate) fn arguments(&self, governance: &Governance, values: &[Value], tree_bytes: usize) {
         let bytes = json_len(values);
-        let keep = governance.audit_args && bytes <= MAX_RECORDED_ARG_BYTES;
+        let keep = governance.audit_args
+            && bytes <= MAX_RECORDED_ARG_BYTES
+            && tree_bytes as u64 <= MAX_RECORDED_ARG_TREE_BYTES;
         self.with_slot(|slot| {
             slot.record.arg_bytes = bytes;
             if keep {
@@ -527,18 +536,23 @@ mod tests {
         };
         let values = [json!("123"), json!(null)];
         let ticket = audit.admit("a", Some(None)).unwrap();
-        ticket.arguments(&Governance::default(), &values);
+        ticket.arguments(&Governance::default(), &values, 0);
         let kept = audit.admit("a", Some(None)).unwrap();
-        kept.arguments(&keep, &values);
+        kept.arguments(&keep, &values, 0);
         let big = [json!("x".repeat(MAX_RECORDED_ARG_BYTES as usize))];
         let too_big = audit.admit("a", Some(None)).unwrap();
-        too_big.arguments(&keep, &big);
+        too_big.arguments(&keep, &big, 0);
+        // Small text, but a tree past its bound: left out.
+        let dense = audit.admit("a", Some(None)).unwrap();
+        dense.arguments(&keep, &values, MAX_RECORDED_ARG_TREE_BYTES as usize + 1);
         let (records, _) = audit.take();
         assert_eq!(records[0].arg_bytes, 12); // ["123",null]
         assert_eq!(records[0].args, None);
         assert_eq!(records[1].args.as_deref(), Some(&values[..]));
         assert_eq!(records[2].arg_bytes, MAX_RECORDED_ARG_BYTES + 4);
         assert_eq!(records[2].args, None);
+        assert_eq!(records[3].arg_bytes, 12);
+        assert_eq!(records[3].args, None);
     }
 
     #[test]

@@ -325,7 +325,7 @@ async fn dispatch<T: Send + Sync + 'static>(
         Ok(parsed) => parsed,
         Err(e) => return failed(format!("{name}: {e}")),
     };
-    ticket.arguments(governance, &values);
+    ticket.arguments(governance, &values, held.bytes());
     let values = match cap.prepare(values) {
         Ok(values) => values,
         Err(e) => return failed(format!("{name}: {e}")),

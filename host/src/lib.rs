@@ -91,7 +91,7 @@ pub use engine::{Engine, EngineBuilder};
 pub use error::{Error, ErrorKind, EvalError};
 pub use governance::{
     Approval, ApprovalRequest, Approver, CallOutcome, CallRecord, MAX_CALL_BUDGET,
-    MAX_CALL_RECORDS, MAX_RECORDED_ARG_BYTES,
+    MAX_CALL_RECORDS, MAX_RECORDED_ARG_BYTES, MAX_RECORDED_ARG_TREE_BYTES,
 };
 pub use limits::Limits;
 pub use outcome::{EvalOutput, Output, Stats};

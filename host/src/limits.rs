@@ -233,7 +233,12 @@ impl Limits {
     /// - twice [`Limits::max_output_bytes`]: the output and the log events
     ///   kept.
     ///
-    /// Error messages and tracebacks are cut to at most 64 KiB each. Each
+    /// Error messages and tracebacks are cut to at most 64 KiB each, and a
+    /// sandbox that keeps arguments in its audit trail
+    /// ([`SandboxBuilder::audit_args`](crate::SandboxBuilder::audit_args))
+    /// keeps at most 64 MiB of them
+    /// ([`MAX_RECORDED_ARG_TREE_BYTES`](crate::MAX_RECORDED_ARG_TREE_BYTES)
+    /// for each of [`MAX_CALL_RECORDS`](crate::MAX_CALL_RECORDS)). Each
     /// bound is enforced where the data is made, with an error that names
     /// its limit; `tests/all/host_memory.rs` drives each one to its bound
     /// and measures the process's peak resident memory against this sum.
