@@ -204,8 +204,9 @@ impl fmt::Display for LogEvent {
 /// ```
 pub type LogSink = Arc<dyn Fn(&LogEvent) + Send + Sync>;
 
-/// The member that stands for fields too large to keep (see
-/// [`LogBuffer::push`]).
+/// The one member a [`LogEvent`]'s fields hold when the fields the script
+/// sent would take more host memory than the eval's budget for log fields
+/// (`max_memory_bytes`) once parsed: its value says how large they were.
 pub const FIELDS_DROPPED: &str = "moonbox.fields_dropped";
 
 /// The log events of one eval. The guest charges each event (message,
