@@ -158,6 +158,16 @@ pub async fn check(sandbox: &Sandbox<Secret>, case: &Case) -> Option<String> {
     if text.contains(SECRET) {
         return Some(format!("{name}: the secret reached the result"));
     }
+    // An error's report holds the output, the message, the traceback and
+    // the call records, each bounded: escaped as JSON, at most six bytes
+    // per byte of output and of the two 64 KiB texts, and the records.
+    let max_error_report = 6 * (limits.max_output_bytes as usize + 2 * (64 << 10)) + (256 << 10);
+    if outcome.is_err() && text.len() > max_error_report {
+        return Some(format!(
+            "{name}: the error's report is {} bytes, over {max_error_report}",
+            text.len()
+        ));
+    }
     // Only the guest reports instruction counts: none means the host's
     // outer wall stopped the instance.
     let outer_wall = matches!(&outcome, Err(e) if e.stats.instructions.is_none());
