@@ -235,6 +235,12 @@ impl Encoder {
         // rather than raising; `lua_rawgeti` invokes no metamethod and
         // allocates nothing, and each element is popped after it is encoded.
         unsafe {
+            // The cycle check scans the tables open above this one: work
+            // that grows with the depth (about 17 units of fuel a level),
+            // charged at a byte per 8 levels.
+            if !self.walk(self.open.len() / 8) {
+                return Err(self.out_of_work());
+            }
             let address = ffi::lua_topointer(l, idx) as usize;
             if let Some(&(_, len)) = self.open.iter().find(|(a, _)| *a == address) {
                 return Err(format!(

@@ -873,6 +873,10 @@ async fn conversions_reach_the_instruction_limit_before_derived_fuel() {
         "local s = '[' .. ('1,'):rep(4000000) .. '1]' return #json.decode(s)".to_owned(),
         "while true do host.dense() end".to_owned(),
         format!("{} while true do host.take(t) end", nested("{", "}")),
+        // Found by the capability_args fuzz target: empty tables 54 levels
+        // down, where the cycle check's scan of the open tables costs most.
+        "local t = {} for i = 1, 54 do t = {t, t, t, t, t, t, t, t} end return json.encode({k = t})"
+            .to_owned(),
     ];
     for code in cases {
         let e = sb.eval(&code).await.expect_err("stops at a limit");
