@@ -162,8 +162,9 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
     // nothing raises, and it is dropped (or moved into the Vm's pending calls)
     // before anything that can. Every message moves into the Vm through
     // `raise_tagged`; `push_reply` keeps the reply in the Vm while it is
-    // pushed. The yield itself happens in `call_entry`, once this frame is
-    // gone.
+    // pushed, and a reply that would pass the instruction budget is dropped
+    // before the charge that trips it. The yield itself happens in
+    // `call_entry`, once this frame is gone.
     unsafe {
         let vm = Vm::from_state(l);
         // After a trip nothing reaches the host.
@@ -236,6 +237,17 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
         // raises over the error): its size is the host's, but how often it
         // is asked for is the script's.
         let cost = reply_cost(&reply);
+        let left = vm
+            .limits()
+            .max_instructions
+            .saturating_sub(crate::limits::count(l));
+        if cost > left {
+            // The reply would pass the budget: the limit trips before any
+            // of the work of building it is done, with nothing owned left.
+            drop(reply);
+            crate::limits::charge(l, cost);
+            return Err(Raise);
+        }
         match push_reply(l, &cap.name, reply) {
             Ok(()) if crate::limits::charge(l, cost) => Err(Raise),
             Ok(()) => Ok(1),
