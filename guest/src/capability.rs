@@ -264,7 +264,7 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
 /// `json.decode` is charged, a string as its bytes are, a scalar nothing.
 pub fn reply_cost(reply: &CallReply) -> u64 {
     match reply {
-        Ok(WitValue::Json(text)) => crate::jsonlib::decode_cost(text.len()),
+        Ok(WitValue::Json(text)) => crate::jsonlib::decode_cost(text.as_bytes()),
         Ok(WitValue::Text(text)) | Err(text) => crate::jsonlib::cost(text.len()),
         Ok(_) => 0,
     }

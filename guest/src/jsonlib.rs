@@ -41,13 +41,21 @@ pub fn cost(bytes: usize) -> u64 {
     1 + bytes as u64 / BYTES_PER_INSTRUCTION
 }
 
-/// What parsing `bytes` of JSON text into Lua values costs in
-/// instructions: one per byte, since a dense document (`[1,2,3,...]`)
-/// builds a value every two bytes (about 250 units of fuel per byte
-/// measured).
-pub fn decode_cost(bytes: usize) -> u64 {
-    1 + bytes as u64
+/// What parsing JSON `text` into Lua values costs in instructions: one per
+/// byte, since a dense document (`[1,2,3,...]`) builds a value every two
+/// bytes (about 250 units of fuel per byte measured), and [`TABLE_COST`]
+/// more for each `[` or `{` (strings included: counting them there
+/// overcharges, never undercharges), since each makes a Lua table, which
+/// costs as much as a constructor does in Lua code (about 1,500 units of
+/// fuel with its share of the collector's work).
+pub fn decode_cost(text: &[u8]) -> u64 {
+    let tables = text.iter().filter(|&&b| b == b'[' || b == b'{').count() as u64;
+    1 + text.len() as u64 + TABLE_COST * tables
 }
+
+/// The instructions charged for each table a decode builds, on top of its
+/// bytes (see [`decode_cost`]).
+pub const TABLE_COST: u64 = 4;
 
 /// Installs the `json` table as a global and in `package.loaded`, so that
 /// `require("json")` returns it.
@@ -211,10 +219,10 @@ unsafe fn decode_body(l: *mut lua_State) -> Result<c_int, Raise> {
         let vm = Vm::from_state(l);
         let mut len = 0usize;
         let p = ffi::luaL_checklstring(l, 1, &mut len);
-        if crate::limits::charge(l, decode_cost(len)) {
+        let text = std::slice::from_raw_parts(p.cast::<u8>(), len);
+        if crate::limits::charge(l, decode_cost(text)) {
             return Err(Raise);
         }
-        let text = std::slice::from_raw_parts(p.cast::<u8>(), len);
         let limits = vm.limits();
         let room = limits
             .max_memory_bytes

@@ -615,6 +615,8 @@ async fn failed_replies_do_not_leak_in_a_session() {
     let sb = Sandbox::builder()
         .limits(Limits {
             max_memory_bytes: 1 << 20,
+            // Room for the reply's charge, so that the heap trips mid-way.
+            max_instructions: 10_000_000,
             ..small()
         })
         .capability(moonbox::Capability::sync("data.list", move |_, (): ()| {
@@ -839,8 +841,9 @@ async fn rawequal_of_long_strings_is_charged() {
 /// Conversions are charged for the work they do, at no more than the fuel
 /// the host derives per instruction: with fuel at exactly that ratio, the
 /// densest values (nested arrays of small integers, nested objects, a
-/// dense document to decode, a capability's dense reply asked for in a
-/// loop, nested arguments) end at the instruction limit, which the script can be told about,
+/// dense document to decode, a document of nested arrays, a capability's
+/// dense reply asked for in a loop, nested arguments) end at the
+/// instruction limit, which the script can be told about,
 /// never at fuel.
 #[tokio::test]
 async fn conversions_reach_the_instruction_limit_before_derived_fuel() {
@@ -876,6 +879,11 @@ async fn conversions_reach_the_instruction_limit_before_derived_fuel() {
         // Found by the capability_args fuzz target: empty tables 54 levels
         // down, where the cycle check's scan of the open tables costs most.
         "local t = {} for i = 1, 54 do t = {t, t, t, t, t, t, t, t} end return json.encode({k = t})"
+            .to_owned(),
+        // A table every two bytes: decoding costs more per byte than text.
+        "local one = ('['):rep(40) .. '1' .. (']'):rep(40) \
+         local s = '[' .. (one .. ','):rep(5000) .. one .. ']' \
+         while true do json.decode(s) end"
             .to_owned(),
     ];
     for code in cases {
