@@ -47,13 +47,34 @@ fn fixture() -> &'static Fixture {
     })
 }
 
+/// The lines of `chunk` as Lua counts them: `\n`, `\r`, `\r\n` and `\n\r`
+/// each end one.
+fn lines(chunk: &[u8]) -> usize {
+    let mut count = 1;
+    let mut i = 0;
+    while i < chunk.len() {
+        let b = chunk[i];
+        if b == b'\n' || b == b'\r' {
+            count += 1;
+            if chunk
+                .get(i + 1)
+                .is_some_and(|&next| (next == b'\n' || next == b'\r') && next != b)
+            {
+                i += 1;
+            }
+        }
+        i += 1;
+    }
+    count
+}
+
 fuzz_target!(|data: &[u8]| {
     let f = fixture();
     f.runtime.block_on(async {
         let mut session = f.sandbox.session(()).await.expect("a session");
         session.eval("kept = 41").await.expect("the session runs");
         let before = CALLS.load(Ordering::SeqCst);
-        let lines = data.iter().filter(|&&b| b == b'\n').count() + 1;
+        let lines = lines(data);
         match session.check(data, "main.lua").await {
             Ok(findings) => {
                 for finding in &findings {
