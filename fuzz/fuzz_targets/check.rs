@@ -5,6 +5,8 @@
 //! with its globals.
 #![no_main]
 
+mod shared;
+
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -14,18 +16,9 @@ use moonbox::{Capability, CapabilityError, ErrorKind, Limits, Sandbox};
 
 static CALLS: AtomicU64 = AtomicU64::new(0);
 
-struct Fixture {
-    runtime: tokio::runtime::Runtime,
-    sandbox: Sandbox,
-}
-
-fn fixture() -> &'static Fixture {
-    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
-    FIXTURE.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .expect("a runtime");
+fn sandbox() -> &'static Sandbox {
+    static SANDBOX: OnceLock<Sandbox> = OnceLock::new();
+    SANDBOX.get_or_init(|| {
         let limits = Limits {
             max_instructions: 200_000,
             max_memory_bytes: 4 << 20,
@@ -38,12 +31,11 @@ fn fixture() -> &'static Fixture {
             CALLS.fetch_add(1, Ordering::SeqCst);
             Ok::<_, CapabilityError>(true)
         });
-        let sandbox = Sandbox::builder()
+        Sandbox::builder()
             .limits(limits)
             .capability(touch)
             .build()
-            .expect("the sandbox builds");
-        Fixture { runtime, sandbox }
+            .expect("the sandbox builds")
     })
 }
 
@@ -69,9 +61,8 @@ fn lines(chunk: &[u8]) -> usize {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let f = fixture();
-    f.runtime.block_on(async {
-        let mut session = f.sandbox.session(()).await.expect("a session");
+    shared::block_on(async {
+        let mut session = sandbox().session(()).await.expect("a session");
         session.eval("kept = 41").await.expect("the session runs");
         let before = CALLS.load(Ordering::SeqCst);
         let lines = lines(data);

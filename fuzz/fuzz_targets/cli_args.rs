@@ -14,9 +14,9 @@ mod args;
 #[path = "../../cli/src/input.rs"]
 #[allow(dead_code, reason = "args.rs reads its files through this module")]
 mod input;
+mod shared;
 
 use std::path::PathBuf;
-use std::sync::OnceLock;
 
 use clap::Parser;
 use libfuzzer_sys::fuzz_target;
@@ -30,16 +30,6 @@ struct Run {
     json: bool,
     #[command(flatten)]
     sandbox: args::SandboxArgs,
-}
-
-fn runtime() -> &'static tokio::runtime::Runtime {
-    static RUNTIME: OnceLock<tokio::runtime::Runtime> = OnceLock::new();
-    RUNTIME.get_or_init(|| {
-        tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .expect("a runtime")
-    })
 }
 
 fuzz_target!(|data: &[u8]| {
@@ -58,8 +48,7 @@ fuzz_target!(|data: &[u8]| {
     // not read here.
     let built = Sandbox::builder().limits(limits).build();
     if let Ok(sandbox) = built {
-        let out = runtime()
-            .block_on(sandbox.eval("return 1"))
+        let out = shared::block_on(sandbox.eval("return 1"))
             .expect("accepted limits run a trivial chunk");
         assert_eq!(out.values, [serde_json::json!(1)]);
     }

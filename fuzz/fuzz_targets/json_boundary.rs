@@ -4,36 +4,28 @@
 //! exactly; anything else must end as a value or a typed error, never a crash.
 #![no_main]
 
+mod shared;
+
 use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use moonbox::{Capability, CapabilityError, ErrorKind, Sandbox, SandboxBuilder};
 use serde_json::Value;
 
-struct Fixture {
-    runtime: tokio::runtime::Runtime,
-    sandbox: Sandbox<Value>,
-}
-
-fn fixture() -> &'static Fixture {
-    static FIXTURE: OnceLock<Fixture> = OnceLock::new();
-    FIXTURE.get_or_init(|| {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .expect("a runtime");
+fn sandbox() -> &'static Sandbox<Value> {
+    static SANDBOX: OnceLock<Sandbox<Value>> = OnceLock::new();
+    SANDBOX.get_or_init(|| {
         // The context is the value under test; `input()` hands it to Lua.
         let input = Capability::<Value>::sync("input", |v: &Value, (): ()| {
             Ok::<_, CapabilityError>(v.clone())
         });
         let echo =
             Capability::<Value>::sync("echo", |_, (v,): (Value,)| Ok::<_, CapabilityError>(v));
-        let sandbox = SandboxBuilder::<Value>::new()
+        SandboxBuilder::<Value>::new()
             .capability(input)
             .capability(echo)
             .build()
-            .expect("builds");
-        Fixture { runtime, sandbox }
+            .expect("builds")
     })
 }
 
@@ -52,11 +44,9 @@ fuzz_target!(|data: &[u8]| {
     let Ok(value) = serde_json::from_slice::<Value>(data) else {
         return;
     };
-    let f = fixture();
-    f.runtime.block_on(async {
+    shared::block_on(async {
         let expect_exact = lossless(&value);
-        let outcome = f
-            .sandbox
+        let outcome = sandbox()
             .eval_with(value.clone(), "return echo(input())")
             .await;
         match outcome {
