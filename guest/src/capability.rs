@@ -212,10 +212,14 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
                     return Err(raise);
                 }
             }
-            if crate::limits::charge(l, cost) {
+            // A charge that trips pushes its message, which may raise: the
+            // arguments are freed first.
+            if crate::limits::would_trip(l, cost) {
                 drop(args);
+                crate::limits::charge(l, cost);
                 return Err(Raise);
             }
+            crate::limits::charge(l, cost);
         }
         vm.capability_calls
             .set(vm.capability_calls.get().saturating_add(1));
@@ -237,11 +241,7 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
         // raises over the error): its size is the host's, but how often it
         // is asked for is the script's.
         let cost = reply_cost(&reply);
-        let left = vm
-            .limits()
-            .max_instructions
-            .saturating_sub(crate::limits::count(l));
-        if cost > left {
+        if crate::limits::would_trip(l, cost) {
             // The reply would pass the budget: the limit trips before any
             // of the work of building it is done, with nothing owned left.
             drop(reply);

@@ -127,6 +127,21 @@ pub const COROUTINE_COST: u64 = 100;
 /// unbounded host time inside a loop of a few instructions.
 pub const CAPABILITY_COST: u64 = 100;
 
+/// Whether charging `cost` would trip a limit (or one has tripped already):
+/// then [`charge`] pushes an error, which may raise a memory error, so a
+/// caller that owns Rust values frees them before it charges.
+///
+/// # Safety
+/// `l` is a live thread of a Vm-owned state.
+pub unsafe fn would_trip(l: *mut lua_State, cost: u64) -> bool {
+    // SAFETY: `Vm::from_state` is valid on a Vm-owned state (caller), and
+    // `count` reads one field.
+    unsafe {
+        let vm = Vm::from_state(l);
+        vm.has_tripped() || count(l).saturating_add(cost) > vm.limits().max_instructions
+    }
+}
+
 /// Adds `cost` instructions to the eval's count from inside a C function.
 /// Returns `true` with the error pushed when that passes the limit (or a
 /// limit has already tripped); the caller then raises it.
