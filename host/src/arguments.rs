@@ -304,6 +304,54 @@ mod tests {
         vec![WitValue::Json(text.to_owned())]
     }
 
+    fn left(pool: &ArgumentPool) -> usize {
+        pool.left.load(Ordering::Acquire)
+    }
+
+    /// A blocking handler runs on after the eval gives up on it (a batch
+    /// whose replies overflowed drops its calls): its arguments' charge
+    /// stays with it until it ends, so the pool never counts as free what
+    /// a background thread still holds.
+    #[tokio::test]
+    async fn a_blocking_handler_keeps_its_arguments_charge_until_it_ends() {
+        use crate::capability::{Capability, CapabilityError};
+        use std::sync::{Mutex, mpsc};
+        use std::time::Duration;
+
+        let pool = ArgumentPool::new(1 << 20);
+        let (values, held) = pool.parse(json("[1, 2, 3]")).unwrap();
+        let charged = held.bytes();
+        assert!(charged > 0);
+        let (release, wait) = mpsc::channel::<()>();
+        let wait = Mutex::new(wait);
+        let cap = Capability::<()>::blocking("t.wait", move |_, (_,): (Vec<i64>,)| {
+            let _ = wait.lock().unwrap().recv();
+            Ok::<_, CapabilityError>(true)
+        });
+        let values = cap.prepare(values).unwrap();
+        let ctx = Arc::new(());
+        let run = cap.run(&ctx, values, 1 << 20, held);
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), run)
+                .await
+                .is_err(),
+            "the handler is still waiting"
+        );
+        assert_eq!(
+            left(&pool),
+            (1 << 20) - charged,
+            "still held in the background"
+        );
+        release.send(()).unwrap();
+        for _ in 0..500 {
+            if left(&pool) == 1 << 20 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        assert_eq!(left(&pool), 1 << 20, "given back when the handler ended");
+    }
+
     #[test]
     fn arguments_within_the_pool_parse_and_hold_their_charge_until_dropped() {
         let pool = ArgumentPool::new(1 << 20);

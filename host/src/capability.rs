@@ -12,6 +12,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::arguments::Held;
+
 /// An error a capability returns to the script.
 ///
 /// It becomes an ordinary Lua error, prefixed with the caller's position and
@@ -676,7 +678,11 @@ impl<T: Send + Sync + 'static> Capability<T> {
     #[cfg(test)]
     pub(crate) async fn invoke(&self, ctx: &Arc<T>, values: Vec<Value>, max_reply: usize) -> Reply {
         let values = self.prepare(values)?;
-        self.run(ctx, values, max_reply).await
+        // Arguments made by hand are charged to no session's pool.
+        let held = crate::arguments::ArgumentPool::new(0)
+            .hold(0)
+            .expect("nothing fits in an empty pool");
+        self.run(ctx, values, max_reply, held).await
     }
 
     /// Checks the argument count, pads missing arguments with `null` and
@@ -698,18 +704,42 @@ impl<T: Send + Sync + 'static> Capability<T> {
     /// Runs the handler on prepared arguments. Panics become errors; the
     /// host stays up. A reply longer than `max_reply` bytes of JSON is
     /// refused while it is being written, before it is complete.
-    pub(crate) async fn run(&self, ctx: &Arc<T>, values: Vec<Value>, max_reply: usize) -> Reply {
+    ///
+    /// `held` (the arguments' charge against the session's pool) lives as
+    /// long as the arguments do: a blocking handler keeps running, with its
+    /// arguments, after the eval gives up on it, so its charge goes with it
+    /// to the blocking thread.
+    pub(crate) async fn run(
+        &self,
+        ctx: &Arc<T>,
+        values: Vec<Value>,
+        max_reply: usize,
+        held: Held,
+    ) -> Reply {
         match &self.handler {
-            Handler::Inline(f) => catch_unwind(AssertUnwindSafe(|| f(ctx, values, max_reply)))
-                .unwrap_or_else(|_| Err(panicked())),
+            Handler::Inline(f) => {
+                let reply = catch_unwind(AssertUnwindSafe(|| f(ctx, values, max_reply)))
+                    .unwrap_or_else(|_| Err(panicked()));
+                drop(held);
+                reply
+            }
             Handler::Blocking(f) => {
                 let (f, ctx) = (f.clone(), ctx.clone());
-                match tokio::task::spawn_blocking(move || f(&ctx, values, max_reply)).await {
+                let work = move || {
+                    let reply = f(&ctx, values, max_reply);
+                    drop(held);
+                    reply
+                };
+                match tokio::task::spawn_blocking(work).await {
                     Ok(reply) => reply,
                     Err(_) => Err(panicked()),
                 }
             }
-            Handler::Async(f) => CatchUnwind(f(ctx.clone(), values, max_reply)).await,
+            Handler::Async(f) => {
+                let reply = CatchUnwind(f(ctx.clone(), values, max_reply)).await;
+                drop(held);
+                reply
+            }
         }
     }
 }

@@ -319,8 +319,8 @@ async fn dispatch<T: Send + Sync + 'static>(
         ticket.finish(CallOutcome::Error, 0);
         Err(message)
     };
-    // The parsed arguments are held against the session's pool until the
-    // call ends (`held` lives to the end of this function).
+    // The parsed arguments are held against the session's pool for as long
+    // as they live: `held` goes with them into the handler (`Capability::run`).
     let (values, held) = match pool.parse(args) {
         Ok(parsed) => parsed,
         Err(e) => return failed(format!("{name}: {e}")),
@@ -350,7 +350,7 @@ async fn dispatch<T: Send + Sync + 'static>(
             });
         }
     }
-    match cap.run(&ctx, values, max_reply).await {
+    match cap.run(&ctx, values, max_reply, held).await {
         Ok(text) => {
             ticket.finish(CallOutcome::Ok, text.len());
             Ok(to_wit(text))
