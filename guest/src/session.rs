@@ -349,6 +349,7 @@ impl Session {
         let mut dump = Dump {
             bytes: Vec::new(),
             max: max_dump,
+            no_room: false,
         };
         // SAFETY: The state is this session's and live, and its stack is empty
         // between evals. `lua_settop` closes no to-be-closed variable, and
@@ -370,10 +371,15 @@ impl Session {
         };
         let result = loaded.and_then(|status| {
             if status != 0 {
+                let why = if dump.no_room {
+                    "the memory left beside the heap cannot hold its analysis".to_owned()
+                } else {
+                    format!("over {max_dump} bytes")
+                };
                 return Err(located(
                     Kind::Error(ErrorKind::MemoryLimit),
                     format!(
-                        "{chunk}: the compiled chunk is too large to analyse (over {max_dump} bytes); split it into smaller chunks"
+                        "{chunk}: the compiled chunk is too large to analyse ({why}); split it into smaller chunks"
                     ),
                     None,
                     chunk,
@@ -774,6 +780,9 @@ unsafe fn error_text(l: *mut lua_State) -> String {
 struct Dump {
     bytes: Vec<u8>,
     max: usize,
+    /// Set when the dump stopped because the linear memory could not grow,
+    /// under the cap.
+    no_room: bool,
 }
 
 /// `lua_dump`'s writer: appends to the [`Dump`], refusing (status 1, which
@@ -795,7 +804,11 @@ unsafe extern "C-unwind" fn dump_writer(
         let dump = &mut *(ud as *mut Dump);
         // Past the cap, or when the linear memory cannot grow for it, the
         // dump stops (an allocation failure would abort the guest).
-        if dump.bytes.len().saturating_add(sz) > dump.max || dump.bytes.try_reserve(sz).is_err() {
+        if dump.bytes.len().saturating_add(sz) > dump.max {
+            return 1;
+        }
+        if dump.bytes.try_reserve(sz).is_err() {
+            dump.no_room = true;
             return 1;
         }
         if sz > 0 {
