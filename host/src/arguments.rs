@@ -126,34 +126,47 @@ impl ArgumentPool {
         }
     }
 
-    /// Parses one call's arguments, charging the pool as the trees grow; the
-    /// charge is held until the returned [`Held`] is dropped, and given back
-    /// at once when parsing fails.
-    pub(crate) fn parse(&self, args: Vec<WitValue>) -> Result<(Vec<Value>, Held), ArgumentError> {
+    /// Runs `parse` against a fresh budget on this pool: what it charges is
+    /// held by the returned [`Held`], and given back at once if it fails.
+    fn charged<R>(
+        &self,
+        parse: impl FnOnce(&Budget<'_>) -> Result<R, ArgumentError>,
+    ) -> Result<(R, Held), ArgumentError> {
         let held = Cell::new(self.nothing());
-        let mut values = Vec::with_capacity(args.len());
         let budget = Budget {
             pool: self,
             held: &held,
             over: Cell::new(false),
         };
-        for arg in args {
-            let value = match arg {
-                WitValue::Nil => Value::Null,
-                WitValue::Boolean(b) => Value::Bool(b),
-                WitValue::Integer(i) => Value::from(i),
-                WitValue::Float(f) => Number::from_f64(f).map_or(Value::Null, Value::Number),
-                WitValue::Text(s) => {
-                    if !budget.charge(VALUE_BYTES + s.len()) {
-                        return Err(self.too_large());
-                    }
-                    Value::String(s)
-                }
-                WitValue::Json(text) => self.tree(&budget, &text)?,
-            };
-            values.push(value);
-        }
-        Ok((values, held.into_inner()))
+        let parsed = parse(&budget)?;
+        Ok((parsed, held.into_inner()))
+    }
+
+    /// Parses one call's arguments, charging the pool as the trees grow; the
+    /// charge is held until the returned [`Held`] is dropped, and given back
+    /// at once when parsing fails.
+    pub(crate) fn parse(&self, args: Vec<WitValue>) -> Result<(Vec<Value>, Held), ArgumentError> {
+        self.charged(|budget| {
+            args.into_iter()
+                .map(|arg| {
+                    Ok(match arg {
+                        WitValue::Nil => Value::Null,
+                        WitValue::Boolean(b) => Value::Bool(b),
+                        WitValue::Integer(i) => Value::from(i),
+                        WitValue::Float(f) => {
+                            Number::from_f64(f).map_or(Value::Null, Value::Number)
+                        }
+                        WitValue::Text(s) => {
+                            if !budget.charge(VALUE_BYTES + s.len()) {
+                                return Err(self.too_large());
+                            }
+                            Value::String(s)
+                        }
+                        WitValue::Json(text) => self.tree(budget, &text)?,
+                    })
+                })
+                .collect()
+        })
     }
 
     /// Parses `text` into a tree charged to `budget`.
@@ -174,14 +187,7 @@ impl ArgumentPool {
     /// the returned [`Held`] is dropped; [`ArgumentError::TooLarge`] when the
     /// tree would pass what the pool has left.
     pub(crate) fn parse_text(&self, text: &str) -> Result<(Value, Held), ArgumentError> {
-        let held = Cell::new(self.nothing());
-        let budget = Budget {
-            pool: self,
-            held: &held,
-            over: Cell::new(false),
-        };
-        let value = self.tree(&budget, text)?;
-        Ok((value, held.into_inner()))
+        self.charged(|budget| self.tree(budget, text))
     }
 
     /// Parses the JSON array `text` (an eval's returned values) by the same
