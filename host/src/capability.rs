@@ -150,6 +150,35 @@ fn integral(value: Value) -> (Value, bool) {
     }
 }
 
+/// The most arguments a capability may declare with
+/// [`Capability::with_arity`]; building a sandbox refuses more.
+pub const MAX_CAPABILITY_ARGS: u32 = 255;
+
+/// The arguments as JSON values, for a capability whose arity is known only
+/// at run time (a binding for another language, a proxy): 0 to 16 unless
+/// [`Capability::with_arity`] says otherwise. Missing arguments up to the
+/// most the capability takes arrive as `null`.
+///
+/// ```
+/// use moonbox::{Capability, CapabilityError};
+/// use serde_json::Value;
+///
+/// let count = Capability::<()>::sync("args.count", |_ctx, args: Vec<Value>| {
+///     Ok::<_, CapabilityError>(args.iter().filter(|v| !v.is_null()).count())
+/// })
+/// .with_arity(1, 3);
+/// assert_eq!(count.arity(), (1, 3));
+/// ```
+impl Args for Vec<Value> {
+    const MAX_ARGS: u32 = 16;
+    fn min_args() -> u32 {
+        0
+    }
+    fn from_values(values: Vec<Value>) -> Result<Self, CapabilityError> {
+        Ok(values)
+    }
+}
+
 impl Args for () {
     const MAX_ARGS: u32 = 0;
     fn min_args() -> u32 {
@@ -299,6 +328,18 @@ impl<T> Capability<T> {
     /// The fewest and most arguments the capability accepts.
     pub fn arity(&self) -> (u32, u32) {
         (self.min_args, self.max_args)
+    }
+
+    /// Sets the fewest and most arguments a script may pass, in place of
+    /// those the handler's argument type implies: for handlers that take
+    /// `Vec<Value>`. A call outside the range is refused before the handler
+    /// runs; missing arguments up to `max` arrive as `null`.
+    /// [`build`](crate::SandboxBuilder::build) refuses `min > max` and a
+    /// `max` over [`MAX_CAPABILITY_ARGS`].
+    pub fn with_arity(mut self, min: u32, max: u32) -> Self {
+        self.min_args = min;
+        self.max_args = max;
+        self
     }
 
     /// Sets how many times one eval may call this capability, overriding

@@ -267,6 +267,32 @@ impl EngineBuilder {
         self
     }
 
+    /// [`build`](Self::build) with the conventional cache directory of a
+    /// program ([`Engine::default_cache_dir`]), as the `moonbox` command
+    /// and the Python and Node packages build theirs, so that only the
+    /// first process on a machine compiles the guest.
+    ///
+    /// A directory named by `MOONBOX_CACHE_DIR` that cannot be used is an
+    /// error; the default one (under `XDG_CACHE_HOME` or `HOME`) is not,
+    /// so that a read-only or foreign home still runs scripts: the engine
+    /// is then built without a cache, and the [`Error::Cache`] that says
+    /// why comes back beside it for the program to show as a warning.
+    ///
+    /// # Errors
+    /// As for [`build`](Self::build).
+    pub fn build_with_default_cache(self) -> Result<(Engine, Option<Error>), Error> {
+        let Some(dir) = Engine::default_cache_dir() else {
+            return Ok((self.build()?, None));
+        };
+        match self.clone().cache_dir(dir).build() {
+            Ok(engine) => Ok((engine, None)),
+            Err(e @ Error::Cache { .. }) if std::env::var_os("MOONBOX_CACHE_DIR").is_none() => {
+                Ok((self.build()?, Some(e)))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
     /// Configures wasmtime and compiles the guest (or loads it from the
     /// cache directory).
     ///

@@ -84,7 +84,7 @@ mod session;
 pub mod tool;
 mod wasi;
 
-pub use capability::{Args, ArgsSchema, Capability, CapabilityError};
+pub use capability::{Args, ArgsSchema, Capability, CapabilityError, MAX_CAPABILITY_ARGS};
 pub use config::{DEFAULT_CHUNK_NAME, Determinism};
 pub use diagnostic::{Diagnostic, Finding};
 pub use engine::{Engine, EngineBuilder};

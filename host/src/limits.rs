@@ -257,8 +257,18 @@ impl Limits {
 
     /// Checks that every limit is usable: non-zero, within its documented
     /// bound, and a linear memory large enough for the Lua heap. Never
-    /// panics, whatever the values.
-    pub(crate) fn validate(&self) -> Result<(), String> {
+    /// panics, whatever the values. Building a sandbox runs the same check;
+    /// bindings for other languages use it to refuse bad limits as they are
+    /// made.
+    ///
+    /// # Errors
+    /// A sentence that names the first limit out of bounds and its bound.
+    ///
+    /// ```
+    /// let limits = moonbox::Limits { max_call_depth: 0, ..moonbox::Limits::default() };
+    /// assert_eq!(limits.validate().unwrap_err(), "limit max_call_depth must be greater than zero");
+    /// ```
+    pub fn validate(&self) -> Result<(), String> {
         let fields = [
             (
                 "max_instructions",

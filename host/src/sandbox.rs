@@ -7,7 +7,7 @@ use std::sync::Arc;
 use wasmtime::component::{HasSelf, Linker};
 
 use crate::bindings::{GuestPre, types};
-use crate::capability::Capability;
+use crate::capability::{Capability, MAX_CAPABILITY_ARGS};
 use crate::config::Determinism;
 use crate::engine::Engine;
 use crate::error::{Error, EvalError};
@@ -400,6 +400,13 @@ impl<T> SandboxBuilder<T> {
             *cap = cap.clone().call_budget(calls);
         }
         for cap in &self.capabilities {
+            let (min, max) = cap.arity();
+            if min > max || max > MAX_CAPABILITY_ARGS {
+                return Err(Error::Config(format!(
+                    "capability '{}' takes {min} to {max} arguments; the fewest must not pass the most, and the most is {MAX_CAPABILITY_ARGS}",
+                    cap.name()
+                )));
+            }
             if let Some(calls) = cap.budget()
                 && calls > MAX_CALL_BUDGET
             {
