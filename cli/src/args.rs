@@ -302,23 +302,19 @@ pub(crate) fn parse_input(s: &str) -> Result<(String, serde_json::Value), String
 /// With `fuel`, the engine meters fuel (deterministic mode, `--fuel`).
 fn engine(fuel: bool, pooling: bool) -> Result<Engine> {
     let builder = Engine::builder().fuel(fuel).pooling_allocator(pooling);
-    let Some(dir) = Engine::default_cache_dir() else {
-        return Ok(builder.build()?);
-    };
-    match builder.clone().cache_dir(dir).build() {
-        Ok(engine) => Ok(engine),
-        Err(e @ moonbox::Error::Cache { .. }) => {
-            let e = anyhow::Error::new(e);
-            if std::env::var_os("MOONBOX_CACHE_DIR").is_some() {
-                bail!(
-                    "{e:#}; set MOONBOX_CACHE_DIR to a private directory, or to nothing to turn the cache off"
-                );
-            }
+    match builder.build_with_default_cache() {
+        Ok((engine, None)) => Ok(engine),
+        Ok((engine, Some(e))) => {
             eprintln!(
-                "warning: {e:#}; running without the cache (set MOONBOX_CACHE_DIR to choose a directory)"
+                "warning: {:#}; running without the cache (set MOONBOX_CACHE_DIR to choose a directory)",
+                anyhow::Error::new(e)
             );
-            Ok(builder.build()?)
+            Ok(engine)
         }
+        Err(e @ moonbox::Error::Cache { .. }) => bail!(
+            "{:#}; set MOONBOX_CACHE_DIR to a private directory, or to nothing to turn the cache off",
+            anyhow::Error::new(e)
+        ),
         Err(e) => Err(e.into()),
     }
 }

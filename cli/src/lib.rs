@@ -1,0 +1,318 @@
+//! The `moonbox` command: run, check and describe sandboxed Lua.
+//!
+//! The command is a library so that every program that offers it runs the
+//! same code: the `moonbox` binary, and the Python and Node packages, whose
+//! `moonbox` commands enter it through their native modules.
+//!
+//! Exit codes: 0 success; 1 a Lua error (syntax, runtime, sandboxed,
+//! capability, invalid value); 2 a usage, input or host error (internal
+//! errors and poisoned sessions included); 3 a limit stopped the script; 4
+//! `check --strict` found warnings; an allowed `os.exit(n)` exits with `n`
+//! (modulo 256).
+
+mod args;
+mod input;
+mod listen;
+mod mcp;
+mod serve;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use clap::{Parser, Subcommand, ValueEnum};
+use moonbox::tool::{self, SchemaFormat};
+use moonbox::{ErrorKind, Report, Script};
+
+use args::SandboxArgs;
+
+#[derive(Parser)]
+#[command(
+    name = "moonbox",
+    version,
+    about = "Run untrusted Lua 5.4 in a WebAssembly sandbox"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run a Lua chunk in a fresh sandbox.
+    ///
+    /// What the script writes (print, io.write) goes to stdout as it runs;
+    /// values it returns follow as one JSON array line (none when it returns
+    /// nothing, as lua5.4 prints nothing; --json is the unambiguous form).
+    /// A value JSON cannot hold (a function) is an invalid_value error: to
+    /// ignore what a file returns, as lua5.4 does, load it as a module
+    /// (echo "require('m')" | moonbox run --module m=FILE -). An error is one
+    /// line on stderr, and so is each event of the script's log(level,
+    /// message, fields), as it happens: [warn] disk low  free=12. Source is
+    /// bytes: any encoding in strings and comments, a leading UTF-8 BOM and
+    /// a first line starting with # are accepted.
+    Run {
+        /// The script, or `-` for standard input.
+        file: PathBuf,
+        /// Print one JSON object (the report: ok, values, output, error,
+        /// stats, logs) instead; unambiguous whatever the script returns.
+        /// Log events are then only in the report.
+        #[arg(long)]
+        json: bool,
+        /// Set the global NAME to a JSON value before the script runs
+        /// (repeatable): --input n=41 --input 'user={"name": "Ada"}'.
+        #[arg(long, value_name = "NAME=JSON", value_parser = args::parse_input)]
+        input: Vec<(String, serde_json::Value)>,
+        #[command(flatten)]
+        sandbox: SandboxArgs,
+    },
+    /// Check a Lua chunk without running it, under the same limits and
+    /// sandbox flags as `run`.
+    ///
+    /// A syntax error is an error (exit 1). Each reference the sandbox will
+    /// refuse is a warning on stderr, `chunk:line: warning[kind]: message`:
+    /// a sandboxed name not allowed (os.execute, io.open), require of a
+    /// module the sandbox does not offer, a missing capability of a
+    /// namespace (records.fetch), a global read that is never assigned and
+    /// is nil. Warnings alone exit 0, or 4 with --strict.
+    Check {
+        /// The script, or `-` for standard input.
+        file: PathBuf,
+        /// Fail (exit 4) when there is any warning.
+        #[arg(long)]
+        strict: bool,
+        #[command(flatten)]
+        sandbox: SandboxArgs,
+    },
+    /// Serve the sandbox to agents over the Model Context Protocol.
+    ///
+    /// Tools: run_lua (code, optional inputs and session), check_lua (code,
+    /// optional inputs and session), new_session and close_session. Speaks MCP on stdin and stdout, or streamable HTTP at
+    /// /mcp with --http. The sandbox flags apply to every run; a run
+    /// without a session gets a fresh state. See docs/mcp.md.
+    Mcp {
+        #[command(flatten)]
+        mcp: mcp::McpArgs,
+        #[command(flatten)]
+        sandbox: SandboxArgs,
+    },
+    /// Serve the sandbox as an HTTP JSON API: evals, sessions, health and
+    /// metrics.
+    ///
+    /// POST /v1/eval runs {"code", "inputs", "limits"} in a fresh sandbox
+    /// and answers the same report as `run --json`; POST /v1/sessions,
+    /// POST /v1/sessions/ID/eval and DELETE /v1/sessions/ID keep state
+    /// across evals. The sandbox flags are the ceiling a request's limits
+    /// must stay under. Past the bounds, requests get 429 with Retry-After.
+    /// Drains on SIGTERM. See docs/serve.md.
+    Serve {
+        #[command(flatten)]
+        serve: Box<serve::ServeArgs>,
+        #[command(flatten)]
+        sandbox: SandboxArgs,
+    },
+    /// Print the `run_lua` tool definition for an agent.
+    ToolSchema {
+        /// The API whose tool format to print.
+        #[arg(long, value_enum, default_value_t = Format::Anthropic)]
+        format: Format,
+        #[command(flatten)]
+        sandbox: SandboxArgs,
+    },
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Format {
+    /// Anthropic's Messages API.
+    Anthropic,
+    /// OpenAI's Chat Completions API (strict).
+    Openai,
+    /// OpenAI's Responses API (flat, strict).
+    OpenaiResponses,
+    /// A Model Context Protocol tool, with its output schema.
+    Mcp,
+}
+
+fn exit_code(kind: ErrorKind) -> u8 {
+    if kind.is_limit() {
+        3
+    } else if matches!(
+        kind,
+        ErrorKind::Internal | ErrorKind::SessionPoisoned | ErrorKind::Cancelled
+    ) {
+        2
+    } else {
+        1
+    }
+}
+
+async fn run(
+    file: &Path,
+    json: bool,
+    inputs: &[(String, serde_json::Value)],
+    args: &SandboxArgs,
+) -> Result<u8> {
+    let (code, chunk) = args.read_script(file)?;
+    // Standard output is checked before anything runs: a closed stdout is a
+    // host error, not a silent success.
+    let stdout = input::Stdout::open()?;
+    // The session that proves the configuration is the one that runs.
+    let (_sandbox, mut session) = args.builder()?.build_with_session(()).await?;
+    session.set_chunk_name(&chunk);
+    if !json {
+        // Output streams to stdout as the script writes it, log events to
+        // stderr, one line each, in the order the script made them.
+        session.set_output_sink(Some(stdout.sink()));
+        session.set_log_sink(Some(stdout.log_sink()));
+    }
+    let outcome = session
+        .run(Script::new(code).inputs(inputs.iter().cloned()))
+        .await;
+    if json {
+        let report = Report::from(&outcome);
+        stdout.write(format!("{}\n", report.to_json()).as_bytes());
+        stdout.finish()?;
+        return Ok(match &outcome {
+            Ok(out) => out.exit_code.map_or(0, exit_status),
+            Err(e) => exit_code(e.kind),
+        });
+    }
+    match outcome {
+        Ok(out) => {
+            if out.exit_code.is_none() && !out.values.is_empty() {
+                stdout.write(format!("{}\n", serde_json::Value::Array(out.values)).as_bytes());
+            }
+            stdout.finish()?;
+            Ok(out.exit_code.map_or(0, exit_status))
+        }
+        Err(e) => {
+            stdout.finish()?;
+            eprintln!("{e}");
+            // The note is about return values, not about a refused input.
+            if e.kind == ErrorKind::InvalidValue && !e.message.starts_with("input") {
+                eprintln!(
+                    "note: `moonbox run` prints a chunk's return values as JSON, and this one cannot become JSON; to run the file as lua5.4 would, ignoring what it returns, load it as a module: echo \"require('m')\" | moonbox run --module m=FILE -"
+                );
+            }
+            Ok(exit_code(e.kind))
+        }
+    }
+}
+
+/// The process status for an allowed `os.exit(code)`: the low byte, as a
+/// POSIX shell sees it.
+fn exit_status(code: i32) -> u8 {
+    (code & 0xff) as u8
+}
+
+/// The exit code of `check --strict` when there are warnings.
+const STRICT_WARNINGS: u8 = 4;
+
+async fn check(file: &Path, strict: bool, args: &SandboxArgs) -> Result<u8> {
+    let (code, chunk) = args.read_script(file)?;
+    let sandbox = args.builder()?.build_async().await?;
+    match sandbox.check(&code, &chunk).await {
+        Ok(warnings) => {
+            for warning in &warnings {
+                eprintln!("{warning}");
+            }
+            Ok(if strict && !warnings.is_empty() {
+                STRICT_WARNINGS
+            } else {
+                0
+            })
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            Ok(exit_code(e.kind))
+        }
+    }
+}
+
+fn tool_schema(format: Format, args: &SandboxArgs) -> Result<u8> {
+    let sandbox = args.build()?;
+    let format = match format {
+        Format::Anthropic => SchemaFormat::Anthropic,
+        Format::Openai => SchemaFormat::OpenAi,
+        Format::OpenaiResponses => SchemaFormat::OpenAiResponses,
+        Format::Mcp => SchemaFormat::Mcp,
+    };
+    let definition = tool::definition(&sandbox, format);
+    println!("{}", serde_json::to_string_pretty(&definition)?);
+    Ok(0)
+}
+
+/// Runs the command line `args` (the program's name first, as
+/// [`std::env::args_os`] gives it) and returns the process's exit status.
+///
+/// A usage error, `--help` and `--version` print what clap prints and exit
+/// the process, as a command does. The caller exits with the status
+/// returned once its own output is flushed.
+pub fn main_from<I, T>(args: I) -> u8
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = Cli::parse_from(args);
+    // One eval needs one thread: `run`, `check` and `tool-schema` run on
+    // the calling thread (blocking capabilities still get tokio's blocking
+    // pool); the MCP server, which serves clients at once, on one thread
+    // per core.
+    let serving = matches!(cli.command, Command::Mcp { .. } | Command::Serve { .. });
+    let runtime = if serving {
+        tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .build()
+    } else {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+    };
+    let runtime = match runtime {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return 2;
+        }
+    };
+    let result = runtime.block_on(async {
+        match &cli.command {
+            Command::Run {
+                file,
+                json,
+                input,
+                sandbox,
+            } => run(file, *json, input, sandbox).await,
+            Command::Check {
+                file,
+                strict,
+                sandbox,
+            } => check(file, *strict, sandbox).await,
+            Command::ToolSchema { format, sandbox } => tool_schema(*format, sandbox),
+            Command::Mcp { mcp, sandbox } => mcp::serve(mcp, sandbox).await,
+            Command::Serve { serve, sandbox } => {
+                serve::init_logs();
+                serve::serve(serve, sandbox).await
+            }
+        }
+    });
+    let code = match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            2
+        }
+    };
+    if serving {
+        // The MCP server's upstream servers are child processes, killed when
+        // their tasks are dropped with the runtime. The wait is bounded: a
+        // blocking read of stdin (or a blocking capability) on tokio's pool
+        // cannot be cancelled, and must not keep the process alive.
+        runtime.shutdown_timeout(std::time::Duration::from_millis(500));
+    } else {
+        // A blocking capability abandoned at the deadline may still run;
+        // the caller is about to exit and must not wait for it.
+        runtime.shutdown_background();
+    }
+    code
+}
