@@ -2,17 +2,19 @@
 # Runs the shared case list (runtimes/cases.json) on every host of the
 # component and checks that each meets the expectations and that all of
 # them printed the same results: the Rust host (this repository's crate),
-# the Python package (packages/python, on wasmtime-py), the Node package
-# (packages/node, on jco), each through its public API, and the wasmtime
-# CLI with the capabilities composed in (when `wasmtime` is on PATH; see
-# docs/other-runtimes.md).
+# the native Python and Node packages (packages/python, packages/node: the
+# crate through pyo3 and napi-rs), the portable hosts (the component on
+# wasmtime-py and on jco: runtimes/python-wasmtime, runtimes/node-jco), each
+# through its public API, and the wasmtime CLI with the capabilities
+# composed in (when `wasmtime` is on PATH; see docs/other-runtimes.md).
 #
 # Usage: run.sh [--require-all]
 #   --require-all   fail, rather than skip, when a host's tools are missing
 #                   (CI uses it).
 #
 # Results go to target/runtimes/HOST.jsonl. Installs go to target/python/
-# (the wheel and a venv) and packages/node/node_modules.
+# and target/python-wasmtime/ (wheels and venvs), and the node_modules of
+# packages/node and runtimes/node-jco.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -38,20 +40,39 @@ cargo test -q --workspace --no-run
 target/debug/cases > "$out/rust.jsonl"
 hosts+=("rust=$out/rust.jsonl")
 
-echo "==> python (the moonbox wheel, on wasmtime-py)"
-packages/python/build.sh
+echo "==> python (the moonbox wheel: the crate through pyo3)"
+# packages/python/check.sh, which runs before this in CI, leaves the wheel
+# installed; build it when it is missing.
+[ -x target/python/venv/bin/moonbox ] || packages/python/build.sh
 target/python/venv/bin/python packages/python/tests/run_cases.py runtimes/cases.json > "$out/python.jsonl"
 hosts+=("python=$out/python.jsonl")
 
-echo "==> node (the moonbox npm package, on jco)"
+echo "==> node (the moonbox npm package: the crate through napi-rs)"
 (
   cd packages/node
+  # packages/node/check.sh leaves the addon built; build it when missing.
+  if ! ls ./*.node >/dev/null 2>&1; then
+    npm ci --silent --no-audit --no-fund >&2
+    npm run --silent build >&2
+  fi
+  node test/cases.mjs ../../runtimes/cases.json
+) > "$out/node.jsonl"
+hosts+=("node=$out/node.jsonl")
+
+echo "==> python-wasmtime (the portable host: the component on wasmtime-py)"
+runtimes/python-wasmtime/build.sh
+target/python-wasmtime/venv/bin/python runtimes/python-wasmtime/tests/run_cases.py runtimes/cases.json > "$out/python-wasmtime.jsonl"
+hosts+=("python-wasmtime=$out/python-wasmtime.jsonl")
+
+echo "==> node-jco (the portable host: the component on jco)"
+(
+  cd runtimes/node-jco
   # Only the result lines go to the results file.
   npm ci --silent --no-audit --no-fund >&2
   npm run --silent build >&2
-  npm run --silent cases -- ../../runtimes/cases.json
-) > "$out/node.jsonl"
-hosts+=("node=$out/node.jsonl")
+  npm run --silent cases -- ../cases.json
+) > "$out/node-jco.jsonl"
+hosts+=("node-jco=$out/node-jco.jsonl")
 
 if command -v wasmtime >/dev/null; then
   echo "==> wasmtime CLI (composed)"

@@ -1,7 +1,0 @@
-"""``python -m moonbox run [flags] FILE|-``."""
-
-import sys
-
-from .cli import main
-
-sys.exit(main())
