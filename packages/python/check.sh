@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# The Python package as a user gets it: build the wheel, install it into a
-# fresh virtualenv, run the README's first example from an empty
-# directory, then the package's tests against the installed package.
+# The Python package as a user gets it: build the wheel with maturin,
+# install it into a fresh virtualenv, run the README's first example from
+# an empty directory, type-check the package and a program that uses it
+# (mypy --strict, against the installed wheel), then run the package's
+# tests against the installed package.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
 packages/python/build.sh
-python=$PWD/target/python/venv/bin/python
+venv=$PWD/target/python/venv
+python=$venv/bin/python
 
 echo "==> the README's first example, in an empty directory"
 example=$(mktemp -d)
@@ -21,7 +24,11 @@ EOF_PY
 grep -qx "\[42, 1.5\]" "$example/out.txt"
 grep -qx "hello" "$example/out.txt"
 
+echo "==> mypy --strict: the package's source, and a program against the installed wheel"
+"$venv/bin/mypy" --strict --no-incremental packages/python/python/moonbox
+(cd "$example" && "$venv/bin/mypy" --strict --no-incremental "$OLDPWD/packages/python/tests/typed_usage.py")
+
 echo "==> the package's tests"
-# The src layout keeps the source off sys.path: the tests import the
-# installed wheel.
+# The source layout keeps the Python layer off sys.path: the tests import
+# the installed wheel.
 "$python" -m pytest -q -p no:cacheprovider packages/python/tests

@@ -16,9 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import moonbox
-from moonbox.values import to_json_text
 
 DEFAULT_CASES = Path(__file__).resolve().parents[3] / "runtimes" / "cases.json"
+
+
+def to_json_text(value: Any) -> str:
+    """Compact JSON text, non-ASCII kept as it is."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 class CaseFailure(Exception):
@@ -31,7 +35,7 @@ def capabilities(file: dict[str, Any]) -> list[moonbox.Capability]:
     def records_get(id: Any) -> Any:
         return records.get(id) if isinstance(id, str) else None
 
-    def cases_fail(message: Any) -> Any:
+    def cases_fail(message: Any) -> Any:  # noqa: ANN401 - any JSON value
         raise CaseFailure(message if isinstance(message, str) else to_json_text(message))
 
     funcs = {"records.get": records_get, "cases.fail": cases_fail}

@@ -1,10 +1,11 @@
-"""``python -m moonbox run``: the Rust CLI's output and exit codes."""
+"""``python -m moonbox``: the Rust command, entered through the native module."""
 
 from __future__ import annotations
 
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 
 def run(*args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
@@ -68,7 +69,7 @@ def test_bad_flags_and_files_exit_2():
     assert run("--bogus", "-").returncode == 2
     missing = run("no-such-file.lua")
     assert missing.returncode == 2
-    assert "cannot read no-such-file.lua" in missing.stderr
+    assert "cannot read the script 'no-such-file.lua'" in missing.stderr
     assert run("--input", "n=not json", "-", stdin="return n").returncode == 2
     assert run("--max-memory-bytes", "1KiB", "-", stdin="return 1").returncode == 2
 
@@ -86,3 +87,28 @@ def test_log_events_go_to_stderr_on_one_line_each():
     assert done.returncode == 0
     assert done.stdout == "x\n"
     assert done.stderr == "[warn] disk low\\u{1b}[31m  free=12\n"
+
+
+def test_the_moonbox_script_and_every_subcommand_are_the_rust_command():
+    # The console script the wheel installs enters the same command.
+    script = Path(sys.executable).with_name("moonbox")
+    done = subprocess.run([str(script), "run", "-"], input="return 1 + 1", capture_output=True, text=True, timeout=60)
+    assert (done.returncode, done.stdout) == (0, "[2]\n")
+    check = subprocess.run(
+        [sys.executable, "-m", "moonbox", "check", "--strict", "-"],
+        input="os.execute('ls')",
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert check.returncode == 4
+    assert "warning[sandboxed]" in check.stderr
+    schema = subprocess.run(
+        [sys.executable, "-m", "moonbox", "tool-schema", "--format", "mcp"], capture_output=True, text=True, timeout=60
+    )
+    assert json.loads(schema.stdout)["name"] == "run_lua"
+    for command in ("mcp", "serve"):
+        help_text = subprocess.run(
+            [sys.executable, "-m", "moonbox", command, "--help"], capture_output=True, text=True, timeout=60
+        )
+        assert help_text.returncode == 0 and "Usage: moonbox " + command in help_text.stdout

@@ -8,10 +8,9 @@ import moonbox
 import moonbox.capabilities
 import moonbox.limits
 import moonbox.sandbox
-import moonbox.tool
 
 
-@pytest.mark.parametrize("module", [moonbox, moonbox.capabilities, moonbox.limits, moonbox.sandbox, moonbox.tool])
+@pytest.mark.parametrize("module", [moonbox, moonbox.capabilities, moonbox.limits, moonbox.sandbox])
 def test_docstring_examples(module):
     failed, attempted = doctest.testmod(module)
     assert attempted > 0

@@ -1,0 +1,7 @@
+"""``python -m moonbox``: the ``moonbox`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())
