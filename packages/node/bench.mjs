@@ -4,20 +4,21 @@
 //
 //     node bench.mjs [--samples N]
 //
-// Times are microseconds:
+// Build the addon with MOONBOX_NODE_PROFILE=release first. Times are
+// microseconds:
 // - import_to_first_result: from before importing the package to the first
-//   result of a new Sandbox (compiling the component, starting its worker);
-// - fresh_eval: `sandbox.eval("return 1+1")`, a new guest session each time
-//   (in the sandbox's one-shot worker);
+//   result of a new Sandbox (loading the addon and the engine, building
+//   the sandbox, one eval);
+// - fresh_eval: `sandbox.eval("return 1+1")`, a new instance each time;
 // - session_eval: the same on one live session;
-// - round_trip: one call to a synchronous capability, which crosses from
-//   the worker to the main thread and back (a loop of calls minus the same
-//   loop without them, per call).
+// - round_trip: one call to a synchronous JavaScript capability, from the
+//   eval's thread to Node's main thread and back (a loop of calls minus
+//   the same loop without them, per call).
 
 import { parseArgs } from 'node:util';
 
 const started = performance.now();
-const { Sandbox } = await import('./src/index.js');
+const { Sandbox } = await import('./lib/index.js');
 const first = await new Sandbox().eval('return 1+1');
 const importToFirstResult = (performance.now() - started) * 1000;
 if (first.valuesJson !== '[2]') throw new Error(`wrong first result ${first.valuesJson}`);
@@ -40,6 +41,7 @@ const sandbox = new Sandbox({ capabilities: { 'count.next': (n) => n + 1 } });
 for (let i = 0; i < 20; i++) await sandbox.eval('return 1+1');
 const fresh = await timed(() => sandbox.eval('return 1+1'), samples);
 const session = await sandbox.session();
+for (let i = 0; i < 20; i++) await session.eval('return 1+1');
 const sessionEval = await timed(() => session.eval('return 1+1'), samples);
 const calls = `local n = 0 for i = 1, ${CALLS} do n = count.next(n) end return n`;
 const empty = `local n = 0 for i = 1, ${CALLS} do n = n + 1 end return n`;

@@ -1,13 +1,7 @@
 #!/usr/bin/env node
-// The moonbox command line: `moonbox run [flags] FILE|-`.
+// The moonbox command line, as the Rust `moonbox` binary runs it:
+// `moonbox run [flags] FILE|-`, `moonbox check`, ... (`moonbox --help`).
 
-const major = Number(process.versions.node.split('.')[0]);
-if (major < 26) {
-  process.stderr.write(
-    `error: moonbox needs Node.js 26 or later (this is ${process.versions.node}): the sandbox's WebAssembly uses exception references\n`,
-  );
-  process.exit(2);
-}
+import { runCli } from '../lib/native.js';
 
-const { main } = await import('../src/cli.js');
-process.exitCode = await main(process.argv.slice(2));
+process.exit(runCli(['moonbox', ...process.argv.slice(2)]));

@@ -1,36 +1,38 @@
-// Transpiles the moonbox component (host/component/moonbox.wasm in the
-// repository) into ./gen/ with jco: the JavaScript bindings and the core
-// wasm modules that src/worker.js instantiates.
+// Builds the native addon with cargo and copies it to the file the
+// package loads (moonbox.linux-x64-gnu.node, beside package.json).
+//
+//     node scripts/build.mjs          (MOONBOX_NODE_PROFILE: dev, the default, or release)
+//
+// Respects CARGO_TARGET_DIR; every other cargo setting comes from the
+// environment too.
 
-import { existsSync } from 'node:fs';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, renameSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { transpile } from '@bytecodealliance/jco-transpile';
 
-const component = fileURLToPath(new URL('../../../host/component/moonbox.wasm', import.meta.url));
-const out = fileURLToPath(new URL('../gen/', import.meta.url));
-
-if (!existsSync(component)) {
-  console.error(`error: the component is missing: ${component} (build it first)`);
-  process.exit(1);
+const here = dirname(fileURLToPath(import.meta.url));
+const pkg = resolve(here, '..');
+const root = resolve(pkg, '../..');
+const profile = process.env.MOONBOX_NODE_PROFILE || 'dev';
+if (!/^[A-Za-z0-9_-]+$/.test(profile)) {
+  console.error(`build: MOONBOX_NODE_PROFILE must be a cargo profile name, got ${JSON.stringify(profile)}`);
+  process.exit(2);
 }
 
-const { files } = await transpile(component, {
-  name: 'moonbox',
-  // The worker passes every import itself, WASI included, and the core
-  // modules compiled once on the main thread.
-  instantiation: 'sync',
-  // The guest's core modules use exception references (Node 26+).
-  bindgenEnableWasmExnref: true,
-  emitTypescriptDeclarations: false,
-  noComponentErrorWrapping: false,
-});
-
-await rm(out, { recursive: true, force: true });
-for (const [name, bytes] of Object.entries(files)) {
-  const path = out + name;
-  await mkdir(dirname(path), { recursive: true });
-  await writeFile(path, bytes);
+const cargo = spawnSync('cargo', ['build', '-p', 'moonbox-node', '--profile', profile], { cwd: root, stdio: 'inherit' });
+if (cargo.error) {
+  console.error(`build: cannot run cargo: ${cargo.error.message}`);
+  process.exit(2);
 }
-console.log(`transpiled ${Object.keys(files).length} files into gen/`);
+if (cargo.status !== 0) process.exit(cargo.status ?? 1);
+
+// cargo's directory for a profile: `debug` for dev, else the profile's name.
+const targetDir = resolve(root, process.env.CARGO_TARGET_DIR || 'target');
+const built = join(targetDir, profile === 'dev' ? 'debug' : profile, 'libmoonbox_node.so');
+const dest = join(pkg, 'moonbox.linux-x64-gnu.node');
+// Copied beside, then renamed: a process that has the old file loaded
+// keeps its mapping intact.
+copyFileSync(built, `${dest}.tmp`);
+renameSync(`${dest}.tmp`, dest);
+console.error(`build: ${built} -> ${dest}`);

@@ -8,23 +8,20 @@
 // failed.
 
 import { readFileSync } from 'node:fs';
-import { Sandbox, parseKeepingNumbers } from '../src/index.js';
+import { Sandbox, parseExact } from '../lib/index.js';
 
 const path = process.argv[2] ?? new URL('../../../runtimes/cases.json', import.meta.url);
-const file = parseKeepingNumbers(readFileSync(path, 'utf8'));
+const file = parseExact(readFileSync(path, 'utf8'));
 const records = file.records ?? {};
-
-// An integer of the config, kept as a bigint when JSON could not hold it.
-const integer = (v) => (JSON.isRawJSON(v) ? BigInt(v.rawJSON) : v);
 
 function limitsOf(limits) {
   return {
-    maxInstructions: integer(limits['max-instructions']),
-    maxCallDepth: integer(limits['max-call-depth']),
-    maxStringBytes: integer(limits['max-string-bytes']),
-    maxMemoryBytes: integer(limits['max-memory-bytes']),
-    maxOutputBytes: integer(limits['max-output-bytes']),
-    maxValueDepth: integer(limits['max-value-depth']),
+    maxInstructions: limits['max-instructions'],
+    maxCallDepth: limits['max-call-depth'],
+    maxStringBytes: limits['max-string-bytes'],
+    maxMemoryBytes: limits['max-memory-bytes'],
+    maxOutputBytes: limits['max-output-bytes'],
+    maxValueDepth: limits['max-value-depth'],
   };
 }
 
@@ -35,15 +32,19 @@ const behaviour = {
     return Object.hasOwn(records, id) ? records[id] : null;
   },
   'cases.fail': (message) => {
-    throw new Error(typeof message === 'string' ? message : JSON.stringify(message ?? null, (_k, v) => (typeof v === 'bigint' ? JSON.rawJSON(String(v)) : v)));
+    throw new Error(typeof message === 'string' ? message : String(message));
   },
 };
 
 function capabilitiesOf(list) {
   const out = {};
   for (const c of list ?? []) {
-    const fn = behaviour[c.name] ?? (() => { throw new Error('no such capability'); });
-    out[c.name] = { fn, minArgs: integer(c['min-args']), maxArgs: integer(c['max-args']), doc: c.doc ?? '' };
+    const fn =
+      behaviour[c.name] ??
+      (() => {
+        throw new Error('no such capability');
+      });
+    out[c.name] = { fn, minArgs: c['min-args'], maxArgs: c['max-args'], doc: c.doc ?? '' };
   }
   return out;
 }
@@ -52,7 +53,7 @@ const config = file.config;
 const sandboxes = new Map();
 function sandboxFor(caseLimits) {
   const limits = { ...config.limits, ...caseLimits };
-  const key = JSON.stringify(limits);
+  const key = JSON.stringify(limits, (_k, v) => (typeof v === 'bigint' ? String(v) : v));
   let sandbox = sandboxes.get(key);
   if (!sandbox) {
     const d = config.deterministic;
@@ -61,7 +62,7 @@ function sandboxFor(caseLimits) {
       allow: config.allow ?? [],
       modules: (config.modules ?? []).map(({ name, source }) => ({ name, source })),
       capabilities: capabilitiesOf(config.capabilities),
-      deterministic: d ? { clock: integer(d.clock), seed: integer(d.seed) } : undefined,
+      deterministic: d ? { clock: d.clock, seed: d.seed } : undefined,
     });
     sandboxes.set(key, sandbox);
   }
@@ -87,7 +88,7 @@ function line(name, report) {
       output_bytes: report.stats.outputBytes,
     },
   });
-  // The values and the logs' fields are the guest's text, spliced unparsed.
+  // The values and the logs are the crate's text, spliced unparsed.
   return `{"name":${JSON.stringify(name)},"ok":${report.ok},"values":${report.valuesJson},"logs":${report.logsJson},${rest.slice(1)}`;
 }
 
@@ -100,7 +101,7 @@ try {
       // A stop of the host's own is a failure of this host, not a result.
       if (report.error && ['internal', 'session_poisoned'].includes(report.error.kind)) process.exitCode = 1;
     } catch (e) {
-      text = JSON.stringify({ name: testCase.name, ok: false, error: { kind: 'create', message: e.reason ?? e.message } });
+      text = JSON.stringify({ name: testCase.name, ok: false, error: { kind: 'create', message: e.message } });
     }
     process.stdout.write(`${text}\n`);
   }
