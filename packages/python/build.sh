@@ -3,13 +3,13 @@
 # with pytest and mypy, into a fresh virtualenv at target/python/venv: what
 # a user gets from `pip install moonbox`, without publishing anything.
 #
-# MOONBOX_PROFILE picks the cargo profile: `dev` (the default: the
+# MOONBOX_PYTHON_PROFILE picks the cargo profile: `dev` (the default: the
 # workspace's test build has compiled most of it already) or `release` (the
 # benchmark's, and what a published wheel is).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 
-profile=${MOONBOX_PROFILE:-dev}
+profile=${MOONBOX_PYTHON_PROFILE:-dev}
 out=target/python
 rm -rf "$out/dist" "$out/venv"
 python3 -m venv "$out/venv"

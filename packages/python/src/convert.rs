@@ -66,7 +66,10 @@ fn convert(value: &Bound<'_, PyAny>, depth: usize) -> Result<Value, String> {
         if let Ok(u) = value.extract::<u64>() {
             return Ok(Value::from(u));
         }
-        return Err(format!("the integer {} does not fit in 64 bits", short(value)));
+        return Err(format!(
+            "the integer {} does not fit in 64 bits",
+            short(value)
+        ));
     }
     if let Ok(f) = value.cast::<PyFloat>() {
         let f = f.value();
@@ -95,14 +98,11 @@ fn convert(value: &Bound<'_, PyAny>, depth: usize) -> Result<Value, String> {
         let mut members = Map::new();
         for (key, item) in dict.iter() {
             let Ok(key) = key.cast::<PyString>() else {
-                return Err(format!(
-                    "a dict key must be a str, not {}",
-                    type_name(&key)
-                ));
+                return Err(format!("a dict key must be a str, not {}", type_name(&key)));
             };
-            let key = key
-                .to_str()
-                .map_err(|_| "a dict key is not valid Unicode (it holds lone surrogates)".to_owned())?;
+            let key = key.to_str().map_err(|_| {
+                "a dict key is not valid Unicode (it holds lone surrogates)".to_owned()
+            })?;
             members.insert(key.to_owned(), convert(&item, depth + 1)?);
         }
         return Ok(Value::Object(members));

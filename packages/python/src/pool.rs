@@ -163,10 +163,7 @@ where
             waker.wake();
         }
     }));
-    Reply {
-        slot,
-        spun: false,
-    }
+    Reply { slot, spun: false }
 }
 
 /// The reply of one [`call`].

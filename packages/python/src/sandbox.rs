@@ -6,8 +6,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use moonbox::tool::{self, SchemaFormat};
 use moonbox::{
-    CancelHandle, Capability, CapabilityError, Determinism, Engine, Error, ErrorKind, EvalError, Limits,
-    LogSink, OutputSink, Sandbox, SandboxBuilder, Script, Session,
+    CancelHandle, Capability, CapabilityError, Determinism, Engine, Error, ErrorKind, EvalError,
+    Limits, LogSink, OutputSink, Sandbox, SandboxBuilder, Script, Session,
 };
 use pyo3::exceptions::{PyRuntimeError, PyRuntimeWarning, PyValueError};
 use pyo3::prelude::*;
@@ -238,7 +238,11 @@ fn log_sink(callback: Option<Py<PyAny>>) -> Option<LogSink> {
 }
 
 /// The script of one eval: its code, inputs and chunk name.
-fn script(code: Vec<u8>, inputs: Option<&Bound<'_, PyAny>>, chunk_name: String) -> PyResult<Script> {
+fn script(
+    code: Vec<u8>,
+    inputs: Option<&Bound<'_, PyAny>>,
+    chunk_name: String,
+) -> PyResult<Script> {
     let mut script = Script::new(code).chunk_name(chunk_name);
     if let Some(inputs) = inputs.filter(|i| !i.is_none()) {
         let Ok(inputs) = inputs.cast::<PyDict>() else {
@@ -250,8 +254,8 @@ fn script(code: Vec<u8>, inputs: Option<&Bound<'_, PyAny>>, chunk_name: String) 
             let name: String = name
                 .extract()
                 .map_err(|_| PyValueError::new_err("an input's name must be a str"))?;
-            let value = from_py(&value)
-                .map_err(|e| PyValueError::new_err(format!("input {name}: {e}")))?;
+            let value =
+                from_py(&value).map_err(|e| PyValueError::new_err(format!("input {name}: {e}")))?;
             script = script.input(name, value);
         }
     }
