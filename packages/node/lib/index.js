@@ -4,7 +4,7 @@
 // JavaScript; every rule (limits and their bounds, error kinds, the
 // report) is the crate's.
 
-import { Canceller, NativeSandbox, info } from './native.js';
+import { Canceller, NativeSandbox, info, takeEngineWarning } from './native.js';
 import { camel, camelKeys, parseExact, stringifyExact } from './values.js';
 
 /** The report format's version (the crate's `Report::VERSION`). */
@@ -377,7 +377,15 @@ export class Sandbox {
    * capability name) an Error with the crate's sentence.
    */
   constructor(options = {}) {
-    this.#native = new NativeSandbox(nativeOptions(options));
+    const native = nativeOptions(options);
+    try {
+      this.#native = new NativeSandbox(native);
+    } finally {
+      // Once per process: the user's cache directory could not be used,
+      // so every process compiles the guest.
+      const warning = takeEngineWarning();
+      if (warning) process.emitWarning(warning, { code: 'MOONBOX_CACHE' });
+    }
   }
 
   /** The limits every eval runs under. */

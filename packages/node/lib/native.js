@@ -21,7 +21,7 @@ function load() {
 
 const native = load();
 
-export const { NativeSandbox, Canceller, runCli } = native;
+export const { NativeSandbox, Canceller, runCli, takeEngineWarning } = native;
 
 /** The crate's rules, as `crate_info()` gives them (snake_case JSON). */
 export const info = JSON.parse(native.crateInfo());

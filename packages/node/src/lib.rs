@@ -18,7 +18,7 @@ use serde_json::json;
 
 pub use sandbox::{
     Canceller, CapabilityOptions, EvalOptions, EvalResult, ModuleOptions, NativeSandbox,
-    NativeSession, SandboxOptions,
+    NativeSession, SandboxOptions, take_engine_warning,
 };
 
 /// What the crate decides and the package exposes, as one JSON object:

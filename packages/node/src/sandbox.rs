@@ -4,8 +4,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use moonbox::{
-    CancelHandle, Determinism, Error, EvalError, EvalOutput, Limits, LogEvent, LogSink, OutputSink,
-    Report, Sandbox, Script, Session,
+    CancelHandle, Determinism, Engine, Error, EvalError, EvalOutput, Limits, LogEvent, LogSink,
+    OutputSink, Report, Sandbox, Script, Session,
 };
 use napi::bindgen_prelude::{Buffer, Either, PromiseRaw};
 use napi::threadsafe_function::{
@@ -151,6 +151,58 @@ fn limits(members: Map<String, Value>) -> Result<Limits, Thrown> {
     Ok(limits)
 }
 
+/// The process's engines, without fuel and with, built on first use with
+/// the conventional compiled-code cache (as the `moonbox` command builds
+/// its engine), so that only the first process on a machine compiles the
+/// guest.
+static ENGINES: [Mutex<Option<Engine>>; 2] = [Mutex::new(None), Mutex::new(None)];
+
+/// Why the default cache directory could not be used, until JavaScript
+/// takes it (see [`take_engine_warning`]); taken once per process.
+static WARNING: Mutex<Option<String>> = Mutex::new(None);
+
+/// Whether [`WARNING`] was ever set: the warning is given once.
+static WARNED: AtomicBool = AtomicBool::new(false);
+
+/// The engine for sandboxes that meter fuel or not. The first time one
+/// is built without the default cache directory (unusable), the reason is
+/// kept for [`take_engine_warning`]. A failure is the crate's sentence.
+fn engine(fuel: bool) -> Result<Engine, String> {
+    let mut slot = ENGINES[usize::from(fuel)]
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner);
+    if let Some(engine) = &*slot {
+        return Ok(engine.clone());
+    }
+    let (engine, warning) = Engine::builder()
+        .fuel(fuel)
+        .build_with_default_cache()
+        .map_err(|e| e.to_string())?;
+    *slot = Some(engine.clone());
+    if let Some(e) = warning
+        && !WARNED.swap(true, Ordering::SeqCst)
+    {
+        let mut text = e.to_string();
+        if let Some(source) = std::error::Error::source(&e) {
+            text = format!("{text}: {source}");
+        }
+        *WARNING.lock().unwrap_or_else(PoisonError::into_inner) = Some(format!(
+            "{text}; running without the cache (set MOONBOX_CACHE_DIR to choose a directory)"
+        ));
+    }
+    Ok(engine)
+}
+
+/// Why the compiled-code cache could not be used, once: the package's
+/// JavaScript gives it to `process.emitWarning` after building a sandbox.
+#[napi]
+pub fn take_engine_warning() -> Option<String> {
+    WARNING
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .take()
+}
+
 /// A sandbox: the crate's, built once; every eval and session shares it.
 #[napi]
 pub struct NativeSandbox {
@@ -161,7 +213,8 @@ pub struct NativeSandbox {
 impl NativeSandbox {
     /// Builds the sandbox, as `Sandbox::builder().build()` does: the
     /// crate validates everything and starts one session to prove it
-    /// (the first sandbox of the process also loads the engine).
+    /// (the first sandbox of the process also loads the engine, from the
+    /// compiled-code cache when it can: see [`engine`]).
     #[napi(constructor)]
     pub fn new(env: Env, options: SandboxOptions) -> napi::Result<Self> {
         Self::build(options).map_err(|t| t.throw(&env))
@@ -170,7 +223,12 @@ impl NativeSandbox {
     fn build(options: SandboxOptions) -> Result<Self, Thrown> {
         let config: Config = serde_json::from_str(&options.config)
             .map_err(|e| Thrown::Type(format!("sandbox options: {e}")))?;
-        let mut builder = Sandbox::builder().limits(limits(config.limits)?);
+        let limits = limits(config.limits)?;
+        // Deterministic mode and an explicit fuel budget need an engine
+        // that meters fuel (the crate refuses one that does not).
+        let fuel = config.deterministic.is_some() || limits.fuel != 0;
+        let engine = engine(fuel).map_err(Thrown::Other)?;
+        let mut builder = Sandbox::builder().engine(&engine).limits(limits);
         for name in config.allow {
             builder = builder.allow(name);
         }

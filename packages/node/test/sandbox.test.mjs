@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, test } from 'node:test';
@@ -548,5 +548,46 @@ describe('the CLI', () => {
       delete report.stats.peak_memory_bytes;
     }
     assert.deepEqual(cli, api);
+  });
+});
+
+describe('the compiled-code cache', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'moonbox-cache-'));
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  const index = new URL('../lib/index.js', import.meta.url).href;
+  const script = `
+    const { Sandbox } = await import(${JSON.stringify(index)});
+    const plain = await new Sandbox().eval('return 1 + 1');
+    const metered = await new Sandbox({ deterministic: true }).eval('return 2 + 2');
+    console.log(plain.valuesJson, metered.valuesJson);
+  `;
+  const node = (env) =>
+    spawnSync(process.execPath, ['--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000, env });
+  const bare = () => {
+    const env = { ...process.env };
+    for (const name of ['MOONBOX_CACHE_DIR', 'XDG_CACHE_HOME', 'HOME']) delete env[name];
+    return env;
+  };
+
+  test('the engines cache compiled code where MOONBOX_CACHE_DIR says', () => {
+    const cache = join(dir, 'cache');
+    const r = node({ ...bare(), MOONBOX_CACHE_DIR: cache });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, '[2] [4]\n');
+    assert.equal(r.stderr, '');
+    assert.ok(readdirSync(cache).length > 0, 'the cache directory holds files');
+    // A second process loads them.
+    assert.equal(node({ ...bare(), MOONBOX_CACHE_DIR: cache }).stdout, '[2] [4]\n');
+  });
+
+  test('an unusable default cache directory is one warning, not a failure', () => {
+    // HOME is a file: $HOME/.cache/moonbox cannot be made.
+    const home = join(dir, 'home-file');
+    writeFileSync(home, '');
+    const r = node({ ...bare(), HOME: home });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, '[2] [4]\n');
+    assert.equal(r.stderr.match(/MOONBOX_CACHE/g)?.length, 2, r.stderr); // the code, then the hint
+    assert.match(r.stderr, /running without the cache/);
   });
 });
