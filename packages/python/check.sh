@@ -25,8 +25,8 @@ grep -qx "\[42, 1.5\]" "$example/out.txt"
 grep -qx "hello" "$example/out.txt"
 
 echo "==> mypy --strict: the package's source, and a program against the installed wheel"
-"$venv/bin/mypy" --strict --no-incremental packages/python/python/moonbox
-(cd "$example" && "$venv/bin/mypy" --strict --no-incremental "$OLDPWD/packages/python/tests/typed_usage.py")
+"$venv/bin/mypy" --strict --no-incremental --cache-dir=/dev/null packages/python/python/moonbox
+(cd "$example" && "$venv/bin/mypy" --strict --no-incremental --cache-dir=/dev/null "$OLDPWD/packages/python/tests/test_typed_usage.py")
 
 echo "==> the package's tests"
 # The source layout keeps the Python layer off sys.path: the tests import

@@ -418,15 +418,20 @@ def test_a_reply_too_deep_to_encode_is_a_lua_error_not_an_exception():
 
 
 def test_a_failing_output_sink_is_dropped_and_nothing_is_lost():
-    seen = []
+    seen, reported = [], []
 
     def sink(data):
         seen.append(data)
         raise OSError("closed")
 
-    report = Sandbox().eval("print('a') print('b')", on_output=sink)
+    old, sys.unraisablehook = sys.unraisablehook, lambda u: reported.append(u.exc_value)
+    try:
+        report = Sandbox().eval("print('a') print('b')", on_output=sink)
+    finally:
+        sys.unraisablehook = old
     assert report.output == "a\nb\n"
     assert seen == [b"a"]
+    assert [str(e) for e in reported] == ["closed"]
 
 
 def test_sinks_see_output_and_logs_as_they_happen():
