@@ -411,3 +411,47 @@ async fn an_escaped_string_in_a_reply_is_charged_once() {
     assert!(e.message.contains("max-string-bytes"), "{}", e.message);
     assert_usable(&sb).await;
 }
+
+/// A capability whose arity is set at run time (what the Python and Node
+/// packages build) takes the declared range, gets `null` for the arguments
+/// left out, and is refused past the range; a range the crate cannot take
+/// is refused when the sandbox is built, by name.
+#[tokio::test]
+async fn an_arity_set_at_run_time_is_checked_at_the_boundary_and_at_build() {
+    // Replies how many arguments arrived, and how many of them as null.
+    let count = Capability::<()>::sync("args.seen", |_ctx, args: Vec<serde_json::Value>| {
+        Ok::<_, CapabilityError>((args.len(), args.iter().filter(|a| a.is_null()).count()))
+    })
+    .with_arity(1, 3);
+    assert_eq!(count.arity(), (1, 3));
+    let sandbox = SandboxBuilder::new().capability(count).build().unwrap();
+    let out = sandbox
+        .eval("return args.seen(1), args.seen(1, 'b', true)")
+        .await
+        .unwrap();
+    assert_eq!(out.values, [json!([3, 2]), json!([3, 0])]);
+    let err = sandbox
+        .eval("return args.seen(1, 2, 3, 4)")
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind, moonbox::ErrorKind::Capability);
+    assert_eq!(
+        sandbox.eval("return args.seen()").await.unwrap_err().kind,
+        moonbox::ErrorKind::Capability
+    );
+
+    for (min, max) in [(2, 1), (0, moonbox::MAX_CAPABILITY_ARGS + 1)] {
+        let cap = Capability::<()>::sync("bad.range", |_ctx, args: Vec<serde_json::Value>| {
+            Ok::<_, CapabilityError>(args.len())
+        })
+        .with_arity(min, max);
+        let Err(moonbox::Error::Config(message)) = SandboxBuilder::new().capability(cap).build()
+        else {
+            panic!("the range {min}..={max} was accepted");
+        };
+        assert!(
+            message.contains("capability 'bad.range' takes"),
+            "{message}"
+        );
+    }
+}
