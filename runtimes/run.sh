@@ -44,7 +44,7 @@ echo "==> python (the moonbox wheel: the crate through pyo3)"
 # packages/python/check.sh, which runs before this in CI, leaves the wheel
 # installed; build it when it is missing.
 [ -x target/python/venv/bin/moonbox ] || packages/python/build.sh
-target/python/venv/bin/python packages/python/tests/run_cases.py runtimes/cases.json > "$out/python.jsonl"
+target/python/venv/bin/python runtimes/run_cases.py runtimes/cases.json > "$out/python.jsonl"
 hosts+=("python=$out/python.jsonl")
 
 echo "==> node (the moonbox npm package: the crate through napi-rs)"
@@ -61,7 +61,7 @@ hosts+=("node=$out/node.jsonl")
 
 echo "==> python-wasmtime (the portable host: the component on wasmtime-py)"
 runtimes/python-wasmtime/build.sh
-target/python-wasmtime/venv/bin/python runtimes/python-wasmtime/tests/run_cases.py runtimes/cases.json > "$out/python-wasmtime.jsonl"
+target/python-wasmtime/venv/bin/python runtimes/run_cases.py runtimes/cases.json > "$out/python-wasmtime.jsonl"
 hosts+=("python-wasmtime=$out/python-wasmtime.jsonl")
 
 echo "==> node-jco (the portable host: the component on jco)"

@@ -1,8 +1,10 @@
-"""Runs the shared case list (runtimes/cases.json) through the package's
-public API and prints one JSON line per case, in case order, for
-runtimes/check.py to judge (the line format is in docs/other-runtimes.md).
+"""Runs the shared case list (runtimes/cases.json) through the public API
+of the Python ``moonbox`` that the interpreter imports (the native package,
+or the portable host on wasmtime-py: they share the API), and prints one
+JSON line per case, in case order, for runtimes/check.py to judge (the
+line format is in docs/other-runtimes.md).
 
-    python tests/run_cases.py [CASES.json]
+    python runtimes/run_cases.py [CASES.json]
 
 Exit status: 0 when every case ran, whatever its outcome; 1 when the host
 itself failed on a case; 2 when the case list cannot be read.
@@ -16,9 +18,13 @@ from pathlib import Path
 from typing import Any
 
 import moonbox
-from moonbox.values import to_json_text
 
-DEFAULT_CASES = Path(__file__).resolve().parents[2] / "runtimes" / "cases.json"
+DEFAULT_CASES = Path(__file__).resolve().parent / "cases.json"
+
+
+def to_json_text(value: Any) -> str:
+    """Compact JSON text, non-ASCII kept as it is."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 class CaseFailure(Exception):
@@ -31,7 +37,7 @@ def capabilities(file: dict[str, Any]) -> list[moonbox.Capability]:
     def records_get(id: Any) -> Any:
         return records.get(id) if isinstance(id, str) else None
 
-    def cases_fail(message: Any) -> Any:
+    def cases_fail(message: Any) -> Any:  # noqa: ANN401 - any JSON value
         raise CaseFailure(message if isinstance(message, str) else to_json_text(message))
 
     funcs = {"records.get": records_get, "cases.fail": cases_fail}
