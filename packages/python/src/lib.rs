@@ -8,11 +8,13 @@
 //! GIL released while Lua runs, and Python callables as capabilities.
 
 mod calls;
+mod capability;
 mod convert;
 mod pool;
 mod report;
 mod runtime;
 mod sandbox;
+mod sinks;
 
 use pyo3::prelude::*;
 
