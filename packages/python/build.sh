@@ -17,7 +17,7 @@ pip=("$out/venv/bin/pip" --quiet --disable-pip-version-check)
 "${pip[@]}" install "maturin==1.16.0" "pytest==8.3.4" "mypy==1.18.2"
 # maturin prints its progress on stderr; keep only the wheel's name.
 "$out/venv/bin/maturin" build --quiet --profile "$profile" --manifest-path packages/python/Cargo.toml \
-  --compatibility linux --out "$out/dist" >&2
+  --out "$out/dist" >&2
 wheel=$(ls "$out"/dist/moonbox-*.whl)
 "${pip[@]}" install "$wheel"
 echo "built $wheel; installed into $out/venv"
