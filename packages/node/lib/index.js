@@ -193,7 +193,7 @@ function capabilitiesConfig(capabilities) {
       maxArgs: max,
       doc: spec.doc ?? '',
       callBudget: spec.callBudget,
-      handler: wrap(name, spec.fn),
+      fn: wrap(name, spec.fn),
     };
   });
 }
@@ -262,10 +262,38 @@ function nativeOptions(options) {
     call_budget: callBudget,
     audit_args: auditArgs,
   };
+  const capabilities = capabilitiesConfig(options.capabilities);
   return {
     config: stringifyExact(config),
     modules: modulesConfig(options.modules),
-    capabilities: capabilitiesConfig(options.capabilities),
+    capabilities: capabilities.map(({ fn, ...spec }) => spec),
+    fns: capabilities.map((c) => c.fn),
+  };
+}
+
+// The addon calls this on the main thread, with the sandbox's mailbox,
+// when capability calls wait (see src/capability.rs); it runs them one by
+// one. After a synchronous function's reply, `nextCall` waits at most
+// 50 µs for the next call, and only while an eval of the sandbox runs; the
+// drain returns to the event loop within about 1 ms (and runs again if
+// calls still wait).
+function drainer(fns) {
+  return (mailbox) => {
+    // A call is `ID CAPABILITY ARGS`.
+    let call = mailbox.nextCall(true, false);
+    while (call !== null) {
+      const a = call.indexOf(' ');
+      const b = call.indexOf(' ', a + 1);
+      const id = Number(call.slice(0, a));
+      const reply = fns[Number(call.slice(a + 1, b))](call.slice(b + 1));
+      if (typeof reply === 'string') {
+        mailbox.reply(id, reply);
+        call = mailbox.nextCall(false, true);
+      } else {
+        reply.then((text) => mailbox.reply(id, text));
+        call = mailbox.nextCall(false, false);
+      }
+    }
   };
 }
 
@@ -377,9 +405,9 @@ export class Sandbox {
    * capability name) an Error with the crate's sentence.
    */
   constructor(options = {}) {
-    const native = nativeOptions(options);
+    const { fns, ...native } = nativeOptions(options);
     try {
-      this.#native = new NativeSandbox(native);
+      this.#native = new NativeSandbox({ ...native, drain: drainer(fns) });
     } finally {
       // Once per process: the user's cache directory could not be used,
       // so every process compiles the guest.

@@ -12,6 +12,8 @@
 mod capability;
 mod sandbox;
 
+pub use capability::NativeMailbox;
+
 use moonbox::{Determinism, ErrorKind, Limits, Report};
 use napi_derive::napi;
 use serde_json::json;

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value};
 use tokio::sync::oneshot;
 
-use crate::capability::{JsHandler, js_capability};
+use crate::capability::{Drain, Mailbox, js_capability};
 
 /// A capability as the package's JavaScript describes it.
 #[napi(object, object_to_js = false)]
@@ -32,8 +32,6 @@ pub struct CapabilityOptions {
     pub doc: String,
     /// Calls per eval, when the capability sets its own budget.
     pub call_budget: Option<u32>,
-    /// The wrapped function (see [`crate::capability`]).
-    pub handler: JsHandler,
 }
 
 /// A module `require(name)` loads.
@@ -53,8 +51,11 @@ pub struct SandboxOptions {
     pub config: String,
     /// The modules.
     pub modules: Vec<ModuleOptions>,
-    /// The capabilities.
+    /// The capabilities; the drain answers a call with the function at
+    /// the capability's index in this list.
     pub capabilities: Vec<CapabilityOptions>,
+    /// Runs waiting capability calls (see [`crate::capability`]).
+    pub drain: Drain,
 }
 
 /// The JSON part of [`SandboxOptions`].
@@ -207,6 +208,7 @@ pub fn take_engine_warning() -> Option<String> {
 #[napi]
 pub struct NativeSandbox {
     sandbox: Sandbox,
+    mailbox: Arc<Mailbox>,
 }
 
 #[napi]
@@ -239,12 +241,14 @@ impl NativeSandbox {
             };
             builder = builder.module(module.name, source);
         }
-        for spec in options.capabilities {
+        let mailbox = Arc::new(Mailbox::new(options.drain));
+        for (index, spec) in (0..).zip(options.capabilities) {
             let mut capability = js_capability(
                 spec.name,
+                index,
                 spec.min_args,
                 spec.max_args,
-                Arc::new(spec.handler),
+                mailbox.clone(),
             )
             .doc(spec.doc);
             if let Some(calls) = spec.call_budget {
@@ -260,7 +264,7 @@ impl NativeSandbox {
         }
         builder = builder.audit_args(config.audit_args);
         let sandbox = builder.build().map_err(|e| Thrown::Other(e.to_string()))?;
-        Ok(NativeSandbox { sandbox })
+        Ok(NativeSandbox { sandbox, mailbox })
     }
 
     /// The limits every eval runs under, as the crate's JSON.
@@ -282,8 +286,10 @@ impl NativeSandbox {
     ) -> napi::Result<PromiseRaw<'env, EvalResult>> {
         let (script, sink) = script(code, options).map_err(|t| t.throw(env))?;
         let sandbox = self.sandbox.clone();
+        let mailbox = self.mailbox.clone();
         let slot = cancel.map(|c| c.slot.clone());
         env.spawn_future(async move {
+            let _running = mailbox.running();
             let mut session = match sandbox.session(()).await {
                 Ok(session) => session,
                 // A session that could not start is the eval's failure.
@@ -301,12 +307,13 @@ impl NativeSandbox {
     #[napi(ts_return_type = "Promise<NativeSession>")]
     pub fn session<'env>(&self, env: &'env Env) -> napi::Result<PromiseRaw<'env, NativeSession>> {
         let sandbox = self.sandbox.clone();
+        let mailbox = self.mailbox.clone();
         env.spawn_future(async move {
             let session = sandbox
                 .session(())
                 .await
                 .map_err(|e| napi::Error::from_reason(e.to_string()))?;
-            Ok(NativeSession::new(session))
+            Ok(NativeSession::new(session, mailbox))
         })
     }
 }
@@ -385,6 +392,7 @@ fn result(outcome: &Result<EvalOutput, EvalError>) -> EvalResult {
 #[napi]
 pub struct NativeSession {
     session: Arc<tokio::sync::Mutex<Option<Session<()>>>>,
+    mailbox: Arc<Mailbox>,
     cancel: CancelHandle,
     poisoned: Arc<AtomicBool>,
     /// The end of the queue: resolves (its sender dropped) once the last
@@ -394,9 +402,10 @@ pub struct NativeSession {
 }
 
 impl NativeSession {
-    fn new(session: Session<()>) -> Self {
+    fn new(session: Session<()>, mailbox: Arc<Mailbox>) -> Self {
         let (_done, tail) = oneshot::channel();
         NativeSession {
+            mailbox,
             cancel: session.cancel_handle(),
             poisoned: Arc::new(AtomicBool::new(false)),
             session: Arc::new(tokio::sync::Mutex::new(Some(session))),
@@ -425,11 +434,13 @@ impl NativeSession {
     ) -> napi::Result<PromiseRaw<'env, EvalResult>> {
         let (script, sink) = script(code, options).map_err(|t| t.throw(env))?;
         let session = self.session.clone();
+        let mailbox = self.mailbox.clone();
         let poisoned = self.poisoned.clone();
         let (turn, _done) = self.queue();
         env.spawn_future(async move {
             let _done = _done;
             let _ = turn.await;
+            let _running = mailbox.running();
             let mut guard = session.lock().await;
             let Some(session) = guard.as_mut() else {
                 return Err(napi::Error::from_reason("the session is closed"));

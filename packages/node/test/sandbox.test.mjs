@@ -315,6 +315,26 @@ describe('the event loop and the outer wall', () => {
     }
   });
 
+  test('timers run while a script calls a sync capability in a loop', async () => {
+    // The main thread runs such calls back to back, but returns to the
+    // event loop every millisecond or so. The timer starts at the first
+    // call, so only a turn of the loop during the script can fire it.
+    let fired = false;
+    let timer;
+    const fn = () => {
+      timer ??= setTimeout(() => (fired = true), 20);
+      return fired;
+    };
+    const s = new Sandbox({ limits: { ...endless, timeoutMs: 3000 }, capabilities: { fired: fn } });
+    try {
+      const r = await s.eval('local n = 0 while not fired() do n = n + 1 end return n');
+      assert.equal(r.ok, true, r.error?.message);
+      assert.ok(r.values[0] > 0);
+    } finally {
+      clearTimeout(timer);
+    }
+  });
+
   test('a runaway loop stops at the deadline, keeping its output', async () => {
     const s = new Sandbox({ limits: { ...endless, timeoutMs: 300 } });
     const started = performance.now();
