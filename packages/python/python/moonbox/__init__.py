@@ -13,13 +13,50 @@ you give them, as Python callables.
 """
 
 import atexit
+from typing import TYPE_CHECKING
 
 from . import _native
-from .capabilities import Capability
-from .errors import ERROR_KINDS, LIMIT_KINDS, ComponentError, ConfigError, MoonboxError
-from .limits import Limits
-from .report import REPORT_VERSION, Json, LogEvent, LuaError, Report, Stats
-from .sandbox import DEFAULT_CHUNK_NAME, Determinism, Sandbox, Session
+
+if TYPE_CHECKING:
+    from .capabilities import Capability as Capability
+    from .errors import ERROR_KINDS as ERROR_KINDS
+    from .errors import LIMIT_KINDS as LIMIT_KINDS
+    from .errors import ComponentError as ComponentError
+    from .errors import ConfigError as ConfigError
+    from .errors import MoonboxError as MoonboxError
+    from .limits import Limits as Limits
+    from .report import REPORT_VERSION as REPORT_VERSION
+    from .report import Json as Json
+    from .report import LogEvent as LogEvent
+    from .report import LuaError as LuaError
+    from .report import Report as Report
+    from .report import Stats as Stats
+    from .sandbox import DEFAULT_CHUNK_NAME as DEFAULT_CHUNK_NAME
+    from .sandbox import Determinism as Determinism
+    from .sandbox import Sandbox as Sandbox
+    from .sandbox import Session as Session
+
+# Each name is imported from its module on first use (PEP 562), so that
+# `python -m moonbox`, which needs none of them, starts in milliseconds.
+_MODULES = {
+    "Capability": "capabilities",
+    "ERROR_KINDS": "errors",
+    "LIMIT_KINDS": "errors",
+    "ComponentError": "errors",
+    "ConfigError": "errors",
+    "MoonboxError": "errors",
+    "Limits": "limits",
+    "REPORT_VERSION": "report",
+    "Json": "report",
+    "LogEvent": "report",
+    "LuaError": "report",
+    "Report": "report",
+    "Stats": "report",
+    "DEFAULT_CHUNK_NAME": "sandbox",
+    "Determinism": "sandbox",
+    "Sandbox": "sandbox",
+    "Session": "sandbox",
+}
 
 __all__ = [
     "DEFAULT_CHUNK_NAME",
@@ -40,6 +77,22 @@ __all__ = [
     "Session",
     "Stats",
 ]
+
+
+def __getattr__(name: str) -> object:
+    module = _MODULES.get(name)
+    if module is None:
+        raise AttributeError(f"module 'moonbox' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])
+
 
 # Capabilities and sinks run on the native module's threads; at exit, those
 # still in Python finish before the interpreter goes (see the README).

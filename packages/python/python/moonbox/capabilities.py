@@ -7,13 +7,16 @@ left to finish on its own, its result dropped."""
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import inspect
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+# asyncio, concurrent.futures and inspect are imported where they are used:
+# together they are most of `import moonbox`'s time, which every
+# `python -m moonbox` process pays.
+if TYPE_CHECKING:
+    import asyncio
 
 from . import _native
 from .errors import ConfigError
@@ -69,6 +72,8 @@ class Capability:
     @property
     def is_async(self) -> bool:
         """Whether ``func`` is a coroutine function."""
+        import inspect
+
         return inspect.iscoroutinefunction(self.func)
 
     def _spec(self, timeout: float) -> tuple[str, Callable[..., Any], int, int, str, Callable[..., Any]]:
@@ -83,6 +88,8 @@ class Capability:
 
 def _arity(func: Callable[..., Any]) -> tuple[int, int]:
     """The positional arguments ``func`` requires and accepts."""
+    import inspect
+
     try:
         params = inspect.signature(func).parameters.values()
     except (TypeError, ValueError):
@@ -123,6 +130,8 @@ _lock = threading.Lock()
 def _background_loop() -> asyncio.AbstractEventLoop:
     """An event loop on a daemon thread, for coroutine capabilities called
     from a synchronous eval."""
+    import asyncio
+
     global _loop
     with _lock:
         if _loop is None:
@@ -136,6 +145,9 @@ def _await(awaitable: Awaitable[Any], event_loop: asyncio.AbstractEventLoop | No
     """Runs ``awaitable`` on ``event_loop`` (or the background loop) and
     waits for it on this thread, at most the eval's timeout: past it the
     eval has ended, so the task is cancelled."""
+    import asyncio
+    import concurrent.futures
+
     target = event_loop if event_loop is not None and not event_loop.is_closed() else _background_loop()
     future = asyncio.run_coroutine_threadsafe(_awaited(awaitable), target)
     try:

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _native
 from .capabilities import Capability, capability_list
 from .errors import ComponentError, ConfigError
 from .limits import Limits
 from .report import Json, LogEvent, Report
+
+# Imported by the async methods that use it: most of `import moonbox`'s
+# time otherwise.
+if TYPE_CHECKING:
+    import asyncio
 
 #: Receives the script's output bytes as they are written.
 OutputSink = Callable[[bytes], object]
@@ -183,6 +187,8 @@ class Sandbox:
         thread, and coroutine capabilities run on this loop. Cancelling the
         awaiting task stops the guest (the eval ends with ``cancelled``)
         before the cancellation propagates."""
+        import asyncio
+
         loop = asyncio.get_running_loop()
         cancel = _native.CancelToken()
         future = loop.run_in_executor(
@@ -194,6 +200,8 @@ class Sandbox:
 async def _cancelling(future: asyncio.Future[Report], cancel: Callable[[], None]) -> Report:
     """Awaits an eval running on a thread; if the awaiting task is
     cancelled, stops the guest and waits for it to end before re-raising."""
+    import asyncio
+
     try:
         return await asyncio.shield(future)
     except asyncio.CancelledError:
@@ -281,6 +289,8 @@ class Session:
         """:meth:`eval` without blocking the event loop. Cancelling the
         awaiting task stops the guest; the session's later evals then
         report ``cancelled`` too, so start a new session."""
+        import asyncio
+
         session = self._session()
         loop = asyncio.get_running_loop()
         future = loop.run_in_executor(None, self._eval, code, inputs, chunk_name, on_output, on_log, loop)
