@@ -13,9 +13,13 @@ you give them, as Python callables.
 """
 
 import atexit
-from typing import TYPE_CHECKING
 
 from . import _native
+
+# Not `from typing import TYPE_CHECKING`: importing typing is a third of a
+# `python -m moonbox` process's own time, and type checkers read the name
+# as typing's.
+TYPE_CHECKING = False
 
 if TYPE_CHECKING:
     from .capabilities import Capability as Capability
