@@ -4,8 +4,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use moonbox::tool::{self, SchemaFormat};
 use moonbox::{
-    CancelHandle, Determinism, Engine, Error, ErrorKind, EvalError, Limits, Sandbox,
-    SandboxBuilder, Script, Session,
+    CancelHandle, Determinism, Engine, Error, ErrorKind, EvalError, EvalOutput, Limits, LogSink,
+    OutputSink, Sandbox, SandboxBuilder, Script, Session,
 };
 use pyo3::exceptions::{PyRuntimeError, PyRuntimeWarning, PyValueError};
 use pyo3::prelude::*;
@@ -58,6 +58,19 @@ fn limits_to_py<'py>(py: Python<'py>, limits: &Limits) -> PyResult<Bound<'py, Py
 fn limits_from_py(limits: &Bound<'_, PyAny>) -> PyResult<Limits> {
     let value = from_py(limits).map_err(|e| PyValueError::new_err(format!("limits: {e}")))?;
     serde_json::from_value(value).map_err(|e| PyValueError::new_err(format!("limits: {e}")))
+}
+
+/// A `run_lua` call's `inputs` by the crate's rule (`tool::inputs`): an
+/// object, the JSON text of one, or nothing; a `ValueError` with the
+/// crate's sentence otherwise.
+#[pyfunction]
+pub(crate) fn tool_inputs<'py>(
+    py: Python<'py>,
+    inputs: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let value = from_py(inputs).map_err(|e| PyValueError::new_err(format!("`inputs`: {e}")))?;
+    let inputs = tool::inputs(Some(value)).map_err(PyValueError::new_err)?;
+    to_py(py, &serde_json::Value::Object(inputs))
 }
 
 /// The process's engines, without and with fuel metering, each built on
@@ -263,9 +276,7 @@ impl NativeSandbox {
                 if let Some(token) = &cancel {
                     token.get().attach(session.cancel_handle());
                 }
-                session.set_output_sink(output);
-                session.set_log_sink(log);
-                Ok(session.run(script).await)
+                Ok(run(&mut session, script, output, log).await)
             })
         })??;
         Ok(NativeReport::from(&outcome))
@@ -308,6 +319,22 @@ impl NativeSandbox {
         };
         to_py(py, &tool::definition(&self.sandbox, format))
     }
+}
+
+/// Runs `script` with the sinks of this eval, which a session holds for it
+/// alone: they are removed once it ends.
+async fn run(
+    session: &mut Session<Ctx>,
+    script: Script,
+    output: Option<OutputSink>,
+    log: Option<LogSink>,
+) -> Result<EvalOutput, EvalError> {
+    session.set_output_sink(output);
+    session.set_log_sink(log);
+    let outcome = session.run(script).await;
+    session.set_output_sink(None);
+    session.set_log_sink(None);
+    outcome
 }
 
 /// An error starting a session: the eval's report when the crate has one
@@ -358,23 +385,10 @@ impl NativeSession {
         let outcome = py.detach(|| {
             let mut guard = self.lock();
             let Some(session) = guard.as_mut() else {
-                return Err(PyRuntimeError::new_err("the session is closed"));
+                return Err(PyValueError::new_err("this session is closed"));
             };
             set_loop(&self.event_loop, event_loop);
-            let (has_output, has_log) = (output.is_some(), log.is_some());
-            if has_output {
-                session.set_output_sink(output);
-            }
-            if has_log {
-                session.set_log_sink(log);
-            }
-            let outcome = block_on(session.run(script));
-            if has_output {
-                session.set_output_sink(None);
-            }
-            if has_log {
-                session.set_log_sink(None);
-            }
+            let outcome = block_on(run(session, script, output, log));
             set_loop(&self.event_loop, None);
             outcome
         })?;

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _native
 from .capabilities import Capability, capability_list
-from .errors import ComponentError, ConfigError
+from .errors import ComponentError, ConfigError, MoonboxError
 from .limits import Limits
 from .report import Json, LogEvent, Report
 
@@ -44,6 +44,17 @@ class Determinism:
                 raise ConfigError(f"deterministic {name} must be an integer, not {type(value).__name__}")
             if not -(1 << 63) <= value < 1 << 63:
                 raise ConfigError(f"deterministic {name} {value} does not fit in 64 bits")
+
+
+def _error(e: Exception, context: str = "") -> MoonboxError:
+    """The native module's error as the package's: a ``ValueError`` (what
+    the crate refuses) is a :class:`ConfigError`, anything else a
+    :class:`ComponentError`, with ``context`` before its message."""
+    if isinstance(e, MoonboxError):
+        return e
+    if isinstance(e, ValueError):
+        return ConfigError(str(e))
+    return ComponentError(f"{context}{e}")
 
 
 def _source(code: str | bytes) -> bytes:
@@ -120,10 +131,8 @@ class Sandbox:
                 list(self.modules.items()),
                 None if deterministic is None else (deterministic.clock, deterministic.seed),
             )
-        except ValueError as e:
-            raise ConfigError(str(e)) from None
-        except RuntimeError as e:
-            raise ComponentError(str(e)) from None
+        except (ValueError, RuntimeError) as e:
+            raise _error(e) from None
 
     def session(self) -> Session:
         """A session: globals persist from one eval to the next. Use it as a
@@ -168,10 +177,8 @@ class Sandbox:
             native = self._native.eval(
                 _source(code), inputs, self._chunk(chunk_name), on_output, _log_sink(on_log), cancel, event_loop
             )
-        except ValueError as e:
-            raise ConfigError(str(e)) from None
-        except RuntimeError as e:
-            raise ComponentError(str(e)) from None
+        except (ValueError, RuntimeError) as e:
+            raise _error(e) from None
         return Report(native)
 
     async def eval_async(
@@ -226,10 +233,8 @@ class Session:
         self.sandbox = sandbox
         try:
             self._native: _native.NativeSession | None = sandbox._native.session()
-        except ValueError as e:
-            raise ConfigError(str(e)) from None
-        except RuntimeError as e:
-            raise ComponentError(f"cannot start a session: {e}") from None
+        except (ValueError, RuntimeError) as e:
+            raise _error(e, "cannot start a session: ") from None
 
     def _session(self) -> _native.NativeSession:
         if self._native is None:
@@ -270,11 +275,8 @@ class Session:
             native = session.eval(
                 _source(code), inputs, self.sandbox._chunk(chunk_name), on_output, _log_sink(on_log), event_loop
             )
-        except ValueError as e:
-            raise ConfigError(str(e)) from None
-        except RuntimeError as e:
-            closed = self._native is None or str(e) == "the session is closed"
-            raise (ConfigError if closed else ComponentError)(str(e)) from None
+        except (ValueError, RuntimeError) as e:
+            raise _error(e) from None
         return Report(native)
 
     async def eval_async(

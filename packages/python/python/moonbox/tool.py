@@ -8,6 +8,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
+from . import _native
 from .errors import ConfigError
 from .report import Report, error_report
 from .sandbox import Sandbox
@@ -51,19 +52,11 @@ def _arguments(arguments: Mapping[str, Any] | str) -> tuple[Any, dict[str, Any]]
     code = arguments.get("code")
     if not isinstance(code, str):
         return bad("`code` must be a string holding the Lua chunk")
-    inputs = arguments.get("inputs")
-    if isinstance(inputs, str):
-        if not inputs.strip():
-            inputs = None
-        else:
-            try:
-                inputs = json.loads(inputs)
-            except ValueError as e:
-                return bad(f"`inputs` is not the JSON text of an object: {e}")
-    if inputs is None:
-        inputs = {}
-    if not isinstance(inputs, dict):
-        return bad("`inputs` must be an object of name to JSON value")
+    try:
+        # The crate's rule, as the MCP server and `moonbox serve` apply it.
+        inputs = _native.tool_inputs(arguments.get("inputs"))
+    except ValueError as e:
+        return bad(str(e))
     return code, inputs
 
 
