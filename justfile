@@ -20,7 +20,7 @@ test:
     cargo test
 
 # The fast subset before a commit: formatting, clippy and the README's tests.
-check: fmt-check clippy test
+check: contract-check fmt-check clippy test
 
 # Every binary and test executable of the workspace, with the one feature
 # set all recipes share (`cargo test` resolves it; a `cargo build -p` of a
@@ -35,6 +35,17 @@ guest:
 # Fail if the committed component differs from a fresh build.
 guest-check:
     guest/build.sh --check
+
+# Rewrite every host's copy of the contract's rules (error kinds, limits,
+# shared constants) from wit/contract.toml.
+contract:
+    python3 wit/contract.py
+
+# Fail if any copy differs from wit/contract.toml or the WIT disagrees with
+# it; then show that the check catches differences planted in each kind of copy.
+contract-check:
+    python3 wit/contract.py --check
+    python3 -m unittest -q wit/test_contract.py
 
 # The guest's unit tests, natively.
 guest-test:
@@ -176,7 +187,7 @@ nats-test:
 # checks them. The guest (whose build unsets the wrapper, so the component
 # stays the same) is linted by clippy-guest.
 ci:
-    RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)" RUSTFLAGS="-D warnings" JUST="{{just_executable()}}" bash .ci/steps guest-check fmt-check clippy-guest deny test compat guest-test examples doc package-check python-package node-package "runtimes --require-all" mcp-test fuzz-seeds nats-test bench-smoke
+    RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)" RUSTFLAGS="-D warnings" JUST="{{just_executable()}}" bash .ci/steps contract-check guest-check fmt-check clippy-guest deny test compat guest-test examples doc package-check python-package node-package "runtimes --require-all" mcp-test fuzz-seeds nats-test bench-smoke
 
 # A million mixed evals on one sandbox; checks results and RSS growth.
 soak EVALS="1000000":

@@ -42,7 +42,7 @@ def capabilities(file: dict[str, Any]) -> list[moonbox.Capability]:
 
     funcs = {"records.get": records_get, "cases.fail": cases_fail}
     return [
-        moonbox.Capability(c["name"], funcs[c["name"]], min_args=c["min-args"], max_args=c["max-args"], doc=c["doc"])
+        moonbox.Capability(c["name"], funcs[c["name"]], min_args=c["min-args"], max_args=c["max-args"])
         for c in file["config"].get("capabilities", [])
     ]
 

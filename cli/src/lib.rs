@@ -133,19 +133,6 @@ enum Format {
     Mcp,
 }
 
-fn exit_code(kind: ErrorKind) -> u8 {
-    if kind.is_limit() {
-        3
-    } else if matches!(
-        kind,
-        ErrorKind::Internal | ErrorKind::SessionPoisoned | ErrorKind::Cancelled
-    ) {
-        2
-    } else {
-        1
-    }
-}
-
 async fn run(
     file: &Path,
     json: bool,
@@ -174,7 +161,7 @@ async fn run(
         stdout.finish()?;
         return Ok(match &outcome {
             Ok(out) => out.exit_code.map_or(0, exit_status),
-            Err(e) => exit_code(e.kind),
+            Err(e) => e.kind.exit_code(),
         });
     }
     match outcome {
@@ -194,7 +181,7 @@ async fn run(
                     "note: `moonbox run` prints a chunk's return values as JSON, and this one cannot become JSON; to run the file as lua5.4 would, ignoring what it returns, load it as a module: echo \"require('m')\" | moonbox run --module m=FILE -"
                 );
             }
-            Ok(exit_code(e.kind))
+            Ok(e.kind.exit_code())
         }
     }
 }
@@ -224,7 +211,7 @@ async fn check(file: &Path, strict: bool, args: &SandboxArgs) -> Result<u8> {
         }
         Err(e) => {
             eprintln!("{e}");
-            Ok(exit_code(e.kind))
+            Ok(e.kind.exit_code())
         }
     }
 }

@@ -27,6 +27,7 @@
 mod capability;
 mod check;
 mod clock;
+mod contract;
 mod coroutines;
 mod environ;
 mod json;

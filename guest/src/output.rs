@@ -123,7 +123,7 @@ unsafe fn raise_trip(l: *mut lua_State, vm: &Vm) -> Raise {
 
 /// Bytes charged for every log event on top of its message and fields, so
 /// that a flood of empty events is bounded by `max-output-bytes` too.
-pub const LOG_EVENT_BYTES: u64 = 32;
+pub const LOG_EVENT_BYTES: u64 = crate::contract::LOG_EVENT_BYTES;
 
 /// The level names `log` accepts, in the order of the WIT `log-level`.
 const LEVELS: [(&[u8], LogLevel); 4] = [

@@ -2,6 +2,7 @@
 
 use std::ffi::{c_int, c_void};
 
+use crate::contract;
 use crate::lua::{self, ffi, lua_State};
 use crate::sandbox::{self, Allow, Module};
 use crate::vm::{self, Capability, ErrorKind, Kind, Limits, Vm};
@@ -61,51 +62,9 @@ struct Setup<'a> {
     from_snapshot: bool,
 }
 
-/// The smallest `max-memory-bytes` a session starts with: the standard
-/// library and the sandbox take about 40 KiB.
-pub const MIN_MEMORY_BYTES: u64 = 256 << 10;
-
-/// The smallest `max-string-bytes`: opening the libraries interns strings
-/// of a few hundred bytes.
-pub const MIN_STRING_BYTES: u64 = 1 << 10;
-
-/// The largest `max-value-depth`: conversions recurse once per level, and
-/// JSON parsers stop at 128 levels.
-pub const MAX_VALUE_DEPTH: u32 = 100;
-
 impl Session {
     pub fn create(config: Config) -> Result<Session, String> {
-        let l = &config.limits;
-        for (name, value) in [
-            ("max-instructions", l.max_instructions),
-            ("max-call-depth", u64::from(l.max_call_depth)),
-            ("max-string-bytes", l.max_string_bytes),
-            ("max-memory-bytes", l.max_memory_bytes),
-            ("max-output-bytes", l.max_output_bytes),
-            ("max-value-depth", u64::from(l.max_value_depth)),
-        ] {
-            if value == 0 {
-                return Err(format!("limit {name} must be greater than zero"));
-            }
-        }
-        if l.max_memory_bytes < MIN_MEMORY_BYTES {
-            return Err(format!(
-                "max-memory-bytes ({}) is too small: a session needs at least {MIN_MEMORY_BYTES} bytes of Lua heap",
-                l.max_memory_bytes
-            ));
-        }
-        if l.max_value_depth > MAX_VALUE_DEPTH {
-            return Err(format!(
-                "max-value-depth ({}) is too large: at most {MAX_VALUE_DEPTH}, since JSON nesting past it would exhaust the guest's stack",
-                l.max_value_depth
-            ));
-        }
-        if l.max_string_bytes < MIN_STRING_BYTES {
-            return Err(format!(
-                "max-string-bytes ({}) is too small: the standard library needs strings of at least {MIN_STRING_BYTES} bytes",
-                l.max_string_bytes
-            ));
-        }
+        check_limits(&config.limits)?;
         let allow = Allow::new(&config.allow)?;
         for (i, module) in config.modules.iter().enumerate() {
             if module.name.is_empty() || module.name.contains('\0') {
@@ -595,10 +554,42 @@ impl Session {
     }
 }
 
-/// The fewest bytes [`max_error_bytes`] allows, whatever the output limit.
-const MIN_ERROR_BYTES: u64 = 256;
-/// The most bytes [`max_error_bytes`] allows, whatever the output limit.
-const MAX_ERROR_BYTES: u64 = 64 << 10;
+/// Refuses limits outside the contract table's bounds (`wit/contract.toml`,
+/// whose guest limits are the fields of the WIT `limits`, in order), naming
+/// the first such field. Hosts check the same table first; this is the
+/// authority.
+fn check_limits(l: &Limits) -> Result<(), String> {
+    let values = [
+        l.max_instructions,
+        u64::from(l.max_call_depth),
+        l.max_string_bytes,
+        l.max_memory_bytes,
+        l.max_output_bytes,
+        u64::from(l.max_value_depth),
+    ];
+    for (rule, value) in contract::LIMITS[..contract::GUEST_LIMITS]
+        .iter()
+        .zip(values)
+    {
+        let name = rule.name.replace('_', "-");
+        if value == 0 {
+            return Err(format!("limit {name} must be greater than zero"));
+        }
+        if value < rule.min {
+            return Err(format!(
+                "limit {name} must be at least {}, got {value}",
+                rule.min
+            ));
+        }
+        if value > rule.max {
+            return Err(format!(
+                "limit {name} must be at most {}, got {value}",
+                rule.max
+            ));
+        }
+    }
+    Ok(())
+}
 
 /// The most bytes of an error's message, and of its traceback, that cross
 /// the boundary: `max-output-bytes`, within 256 bytes and 64 KiB (the
@@ -607,7 +598,7 @@ const MAX_ERROR_BYTES: u64 = 64 << 10;
 /// its one-line form and its JSON report again.
 pub fn max_error_bytes(max_output_bytes: u64) -> usize {
     // At most 64 KiB, so the cast cannot truncate.
-    max_output_bytes.clamp(MIN_ERROR_BYTES, MAX_ERROR_BYTES) as usize
+    max_output_bytes.clamp(contract::MIN_ERROR_BYTES, contract::MAX_ERROR_BYTES) as usize
 }
 
 /// `text` cut to at most `max` bytes at a character boundary, ending with

@@ -17,7 +17,7 @@ mod bindings {
         inline: "
             package moonbox:build;
             world snapshot {
-                include moonbox:sandbox/guest@0.3.0;
+                include moonbox:sandbox/guest@0.4.0;
                 export wizer-initialize: func();
             }
         ",

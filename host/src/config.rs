@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 /// The chunk name evals use unless told otherwise: messages read
 /// `main.lua:3: ...`.
-pub const DEFAULT_CHUNK_NAME: &str = "main.lua";
+pub const DEFAULT_CHUNK_NAME: &str = crate::contract::DEFAULT_CHUNK_NAME;
 
 /// Deterministic mode: a fixed clock and a seeded random generator, inside
 /// Lua (`os.time`, `os.date`, `os.clock`, `math.random`) and in the WASI

@@ -6,6 +6,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::config::DEFAULT_CHUNK_NAME;
+use crate::contract;
 use crate::outcome::{Output, Stats};
 
 /// Why an eval failed.
@@ -84,23 +85,7 @@ impl ErrorKind {
 
     /// The `snake_case` name used in JSON and in `error[...]` lines.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ErrorKind::Syntax => "syntax",
-            ErrorKind::Runtime => "runtime",
-            ErrorKind::Sandboxed => "sandboxed",
-            ErrorKind::Capability => "capability",
-            ErrorKind::InstructionLimit => "instruction_limit",
-            ErrorKind::CallDepth => "call_depth",
-            ErrorKind::MemoryLimit => "memory_limit",
-            ErrorKind::StringSize => "string_size",
-            ErrorKind::OutputLimit => "output_limit",
-            ErrorKind::InvalidValue => "invalid_value",
-            ErrorKind::FuelExhausted => "fuel_exhausted",
-            ErrorKind::Timeout => "timeout",
-            ErrorKind::SessionPoisoned => "session_poisoned",
-            ErrorKind::Cancelled => "cancelled",
-            ErrorKind::Internal => "internal",
-        }
+        self.rule().name
     }
 
     /// Whether a limit stopped the script (as opposed to an error in it).
@@ -111,16 +96,28 @@ impl ErrorKind {
     /// assert!(!ErrorKind::Runtime.is_limit());
     /// ```
     pub fn is_limit(self) -> bool {
-        matches!(
-            self,
-            ErrorKind::InstructionLimit
-                | ErrorKind::CallDepth
-                | ErrorKind::MemoryLimit
-                | ErrorKind::StringSize
-                | ErrorKind::OutputLimit
-                | ErrorKind::FuelExhausted
-                | ErrorKind::Timeout
-        )
+        self.rule().limit
+    }
+
+    /// The exit status of `moonbox run` and `moonbox check` when an eval
+    /// ends with this kind: 1 for an error in the script, 2 for the host's
+    /// own failures (`internal`, `session_poisoned`, `cancelled`), 3 for a
+    /// limit.
+    ///
+    /// ```
+    /// use moonbox::ErrorKind;
+    /// assert_eq!(ErrorKind::Runtime.exit_code(), 1);
+    /// assert_eq!(ErrorKind::Internal.exit_code(), 2);
+    /// assert_eq!(ErrorKind::Timeout.exit_code(), 3);
+    /// ```
+    pub fn exit_code(self) -> u8 {
+        self.rule().exit_code
+    }
+
+    /// The kind's rule in the contract table (`wit/contract.toml`), which
+    /// lists the kinds in the order of this enum.
+    fn rule(self) -> &'static contract::ErrorKindRule {
+        &contract::ERROR_KINDS[self as usize]
     }
 }
 
@@ -389,6 +386,39 @@ mod tests {
         names.sort_unstable();
         names.dedup();
         assert_eq!(names.len(), 15);
+    }
+
+    /// The enum follows the contract table: the same kinds in the same
+    /// order (so `rule` indexes it), the guest's first, each guest kind
+    /// converted from the WIT case of the same name.
+    #[test]
+    fn the_enum_is_the_contract_table() {
+        use crate::bindings::types::ErrorKind as Wit;
+        assert_eq!(ErrorKind::ALL.len(), contract::ERROR_KINDS.len());
+        for (i, kind) in ErrorKind::ALL.iter().enumerate() {
+            assert_eq!(*kind as usize, i);
+            assert_eq!(
+                serde_json::to_value(kind).unwrap(),
+                contract::ERROR_KINDS[i].name
+            );
+        }
+        let wit = [
+            Wit::Syntax,
+            Wit::Runtime,
+            Wit::Sandboxed,
+            Wit::Capability,
+            Wit::InstructionLimit,
+            Wit::CallDepth,
+            Wit::MemoryLimit,
+            Wit::StringSize,
+            Wit::OutputLimit,
+            Wit::InvalidValue,
+        ];
+        assert_eq!(wit.len(), contract::GUEST_ERROR_KINDS);
+        for (i, case) in wit.into_iter().enumerate() {
+            assert!(contract::ERROR_KINDS[i].guest);
+            assert_eq!(ErrorKind::from(case), ErrorKind::ALL[i]);
+        }
     }
 
     #[test]

@@ -66,6 +66,7 @@ mod arguments;
 mod bindings;
 mod capability;
 mod config;
+mod contract;
 mod diagnostic;
 mod engine;
 mod error;

@@ -4,6 +4,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
+use crate::contract;
+
 /// The limits every eval runs under. Every limit is finite.
 ///
 /// The first six are enforced inside the guest, deterministically: the same
@@ -111,68 +113,70 @@ pub struct Limits {
 }
 
 /// The largest value each limit accepts; building a sandbox refuses more
-/// with a message that names the limit.
+/// with a message that names the limit. Every bound and default is
+/// declared once, in `wit/contract.toml`, which every host and the guest
+/// follow.
 impl Limits {
     /// Most [`Limits::max_instructions`]: a trillion, hours of Lua.
-    pub const MAX_MAX_INSTRUCTIONS: u64 = 1_000_000_000_000;
+    pub const MAX_MAX_INSTRUCTIONS: u64 = contract::MAX_MAX_INSTRUCTIONS;
     /// Most [`Limits::max_call_depth`]: Lua's own stack holds a million
     /// slots, so deeper is never reached.
-    pub const MAX_MAX_CALL_DEPTH: u32 = 1_000_000;
+    pub const MAX_MAX_CALL_DEPTH: u32 = contract::MAX_MAX_CALL_DEPTH;
     /// Most [`Limits::max_string_bytes`]: 1 GiB.
-    pub const MAX_MAX_STRING_BYTES: u64 = 1 << 30;
+    pub const MAX_MAX_STRING_BYTES: u64 = contract::MAX_MAX_STRING_BYTES;
     /// Most [`Limits::max_memory_bytes`]: 1 GiB, so that the linear memory around
     /// it stays within wasm32's 4 GiB.
-    pub const MAX_MAX_MEMORY_BYTES: u64 = 1 << 30;
+    pub const MAX_MAX_MEMORY_BYTES: u64 = contract::MAX_MAX_MEMORY_BYTES;
     /// Most [`Limits::max_output_bytes`]: 1 GiB.
-    pub const MAX_MAX_OUTPUT_BYTES: u64 = 1 << 30;
+    pub const MAX_MAX_OUTPUT_BYTES: u64 = contract::MAX_MAX_OUTPUT_BYTES;
     /// Most [`Limits::max_value_depth`]: JSON parsers on both sides stop at
     /// 128 levels.
-    pub const MAX_MAX_VALUE_DEPTH: u32 = 100;
+    pub const MAX_MAX_VALUE_DEPTH: u32 = contract::MAX_MAX_VALUE_DEPTH;
     /// Most [`Limits::fuel`].
-    pub const MAX_FUEL: u64 = 1 << 60;
+    pub const MAX_FUEL: u64 = contract::MAX_FUEL;
     /// Most [`Limits::timeout`]: one day.
-    pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
+    pub const MAX_TIMEOUT: Duration = Duration::from_millis(contract::MAX_TIMEOUT_MS);
     /// Most [`Limits::max_wasm_memory_bytes`]: wasm32's 4 GiB.
-    pub const MAX_MAX_WASM_MEMORY_BYTES: u64 = 4 << 30;
+    pub const MAX_MAX_WASM_MEMORY_BYTES: u64 = contract::MAX_MAX_WASM_MEMORY_BYTES;
     /// Most [`Limits::max_calls_in_flight`].
-    pub const MAX_MAX_CALLS_IN_FLIGHT: u32 = 1024;
+    pub const MAX_MAX_CALLS_IN_FLIGHT: u32 = contract::MAX_MAX_CALLS_IN_FLIGHT;
     /// Least [`Limits::max_memory_bytes`]: what a session needs to start.
-    pub const MIN_MAX_MEMORY_BYTES: u64 = 1 << 20;
+    pub const MIN_MAX_MEMORY_BYTES: u64 = contract::MIN_MAX_MEMORY_BYTES;
     /// Least [`Limits::max_string_bytes`]: opening the standard library
     /// interns strings of a few hundred bytes.
-    pub const MIN_MAX_STRING_BYTES: u64 = 1 << 10;
+    pub const MIN_MAX_STRING_BYTES: u64 = contract::MIN_MAX_STRING_BYTES;
 }
 
 impl Limits {
     /// Default [`Limits::max_instructions`]: ten million, about a tenth of
     /// a second of Lua.
-    pub const DEFAULT_MAX_INSTRUCTIONS: u64 = 10_000_000;
+    pub const DEFAULT_MAX_INSTRUCTIONS: u64 = contract::DEFAULT_MAX_INSTRUCTIONS;
     /// Default [`Limits::max_call_depth`].
-    pub const DEFAULT_MAX_CALL_DEPTH: u32 = 1_000;
+    pub const DEFAULT_MAX_CALL_DEPTH: u32 = contract::DEFAULT_MAX_CALL_DEPTH;
     /// Default [`Limits::max_string_bytes`]: 16 MiB.
-    pub const DEFAULT_MAX_STRING_BYTES: u64 = 16 << 20;
+    pub const DEFAULT_MAX_STRING_BYTES: u64 = contract::DEFAULT_MAX_STRING_BYTES;
     /// Default [`Limits::max_memory_bytes`]: 64 MiB.
-    pub const DEFAULT_MAX_MEMORY_BYTES: u64 = 64 << 20;
+    pub const DEFAULT_MAX_MEMORY_BYTES: u64 = contract::DEFAULT_MAX_MEMORY_BYTES;
     /// Default [`Limits::max_output_bytes`]: 1 MiB.
-    pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 1 << 20;
+    pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = contract::DEFAULT_MAX_OUTPUT_BYTES;
     /// Default [`Limits::max_value_depth`].
-    pub const DEFAULT_MAX_VALUE_DEPTH: u32 = 64;
+    pub const DEFAULT_MAX_VALUE_DEPTH: u32 = contract::DEFAULT_MAX_VALUE_DEPTH;
     /// Fuel derived per Lua instruction when [`Limits::fuel`] is 0. A plain
     /// loop costs about 90 fuel per instruction; the margin leaves room for
     /// instructions that do more work in the C library (string building,
     /// table resizing, conversions), so the instruction limit, not fuel,
     /// stops ordinary Lua.
-    pub const FUEL_PER_INSTRUCTION: u64 = 500;
+    pub const FUEL_PER_INSTRUCTION: u64 = contract::FUEL_PER_INSTRUCTION;
     /// The least fuel derived, whatever the instruction limit: five
     /// billion, several seconds of wasm. A small instruction limit keeps this
     /// much room for work in the C library (building strings, loading
     /// chunks), so that the guest's own limits, which leave a session
     /// usable, stop a script before the outer wall does.
-    pub const DEFAULT_FUEL: u64 = 5_000_000_000;
+    pub const DEFAULT_FUEL: u64 = contract::DEFAULT_FUEL;
     /// Default [`Limits::timeout`]: five seconds.
-    pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(5);
+    pub const DEFAULT_TIMEOUT: Duration = Duration::from_millis(contract::DEFAULT_TIMEOUT_MS);
     /// Default [`Limits::max_calls_in_flight`].
-    pub const DEFAULT_MAX_CALLS_IN_FLIGHT: u32 = 16;
+    pub const DEFAULT_MAX_CALLS_IN_FLIGHT: u32 = contract::DEFAULT_MAX_CALLS_IN_FLIGHT;
 
     /// The fuel each call into the guest gets: [`Limits::fuel`], or when it
     /// is 0, [`Limits::FUEL_PER_INSTRUCTION`] for each of
@@ -212,8 +216,8 @@ impl Limits {
     pub fn effective_max_wasm_memory_bytes(&self) -> u64 {
         if self.max_wasm_memory_bytes == 0 {
             self.max_memory_bytes
-                .saturating_mul(2)
-                .saturating_add(16 << 20)
+                .saturating_mul(contract::WASM_MEMORY_FACTOR)
+                .saturating_add(contract::WASM_MEMORY_EXTRA_BYTES)
         } else {
             self.max_wasm_memory_bytes
         }
@@ -269,93 +273,63 @@ impl Limits {
     /// assert_eq!(limits.validate().unwrap_err(), "limit max_call_depth must be greater than zero");
     /// ```
     pub fn validate(&self) -> Result<(), String> {
-        let fields = [
-            (
-                "max_instructions",
-                self.max_instructions,
-                1,
-                Self::MAX_MAX_INSTRUCTIONS,
-            ),
-            (
-                "max_call_depth",
-                u64::from(self.max_call_depth),
-                1,
-                u64::from(Self::MAX_MAX_CALL_DEPTH),
-            ),
-            (
-                "max_string_bytes",
-                self.max_string_bytes,
-                Self::MIN_MAX_STRING_BYTES,
-                Self::MAX_MAX_STRING_BYTES,
-            ),
-            (
-                "max_memory_bytes",
-                self.max_memory_bytes,
-                Self::MIN_MAX_MEMORY_BYTES,
-                Self::MAX_MAX_MEMORY_BYTES,
-            ),
-            (
-                "max_output_bytes",
-                self.max_output_bytes,
-                1,
-                Self::MAX_MAX_OUTPUT_BYTES,
-            ),
-            (
-                "max_value_depth",
-                u64::from(self.max_value_depth),
-                1,
-                u64::from(Self::MAX_MAX_VALUE_DEPTH),
-            ),
-            (
-                "max_calls_in_flight",
-                u64::from(self.max_calls_in_flight),
-                1,
-                u64::from(Self::MAX_MAX_CALLS_IN_FLIGHT),
-            ),
-        ];
-        if self.fuel > Self::MAX_FUEL {
-            return Err(format!(
-                "limit fuel must be at most {}, got {}",
-                Self::MAX_FUEL,
-                self.fuel
-            ));
-        }
-        for (name, value, min, max) in fields {
+        for (rule, value) in contract::LIMITS.iter().zip(self.contract_values()) {
+            let Some(value) = value else { continue };
+            let unit = if rule.unit == "milliseconds" {
+                " ms"
+            } else {
+                ""
+            };
+            let name = rule.name;
             if value == 0 {
                 return Err(format!("limit {name} must be greater than zero"));
             }
-            if value < min {
-                return Err(format!("limit {name} must be at least {min}, got {value}"));
+            if value < rule.min {
+                return Err(format!(
+                    "limit {name} must be at least {}{unit}, got {value}{unit}",
+                    rule.min
+                ));
             }
-            if value > max {
-                return Err(format!("limit {name} must be at most {max}, got {value}"));
+            if value > rule.max {
+                return Err(format!(
+                    "limit {name} must be at most {}{unit}, got {value}{unit}",
+                    rule.max
+                ));
             }
         }
-        if self.timeout.is_zero() {
-            return Err("limit timeout must be greater than zero".into());
-        }
-        if self.timeout > Self::MAX_TIMEOUT {
+        if self.effective_max_wasm_memory_bytes()
+            < self
+                .max_memory_bytes
+                .saturating_add(contract::WASM_MEMORY_HEADROOM_BYTES)
+        {
             return Err(format!(
-                "limit timeout must be at most {} s, got {} s",
-                Self::MAX_TIMEOUT.as_secs(),
-                self.timeout.as_secs()
-            ));
-        }
-        if self.max_wasm_memory_bytes > Self::MAX_MAX_WASM_MEMORY_BYTES {
-            return Err(format!(
-                "limit max_wasm_memory_bytes must be at most {} bytes (4 GiB), got {}",
-                Self::MAX_MAX_WASM_MEMORY_BYTES,
-                self.max_wasm_memory_bytes
-            ));
-        }
-        if self.effective_max_wasm_memory_bytes() < self.max_memory_bytes.saturating_add(4 << 20) {
-            return Err(format!(
-                "limit max_wasm_memory_bytes ({} bytes) must exceed max_memory_bytes ({} bytes) by at least 4 MiB",
+                "limit max_wasm_memory_bytes ({} bytes) must exceed max_memory_bytes ({} bytes) by at least {} MiB",
                 self.effective_max_wasm_memory_bytes(),
-                self.max_memory_bytes
+                self.max_memory_bytes,
+                contract::WASM_MEMORY_HEADROOM_BYTES >> 20
             ));
         }
         Ok(())
+    }
+
+    /// Each limit's value in its unit, in the order of
+    /// [`contract::LIMITS`]; `None` where the limit is derived. A timeout
+    /// counts whole milliseconds, rounded up, so that any non-zero
+    /// duration is at least one.
+    fn contract_values(&self) -> [Option<u64>; contract::LIMITS.len()] {
+        let timeout_ms = self.timeout.as_nanos().div_ceil(1_000_000);
+        [
+            Some(self.max_instructions),
+            Some(u64::from(self.max_call_depth)),
+            Some(self.max_string_bytes),
+            Some(self.max_memory_bytes),
+            Some(self.max_output_bytes),
+            Some(u64::from(self.max_value_depth)),
+            (self.fuel != 0).then_some(self.fuel),
+            Some(u64::try_from(timeout_ms).unwrap_or(u64::MAX)),
+            (self.max_wasm_memory_bytes != 0).then_some(self.max_wasm_memory_bytes),
+            Some(u64::from(self.max_calls_in_flight)),
+        ]
     }
 }
 
@@ -498,7 +472,7 @@ mod tests {
         assert_eq!(
             limits.validate(),
             Err(format!(
-                "limit timeout must be at most 86400 s, got {} s",
+                "limit timeout must be at most 86400000 ms, got {} ms",
                 u64::MAX
             ))
         );
@@ -518,6 +492,51 @@ mod tests {
             limits.validate(),
             Err("limit max_string_bytes must be at least 1024, got 100".into())
         );
+    }
+
+    /// `contract_values` lists the fields in the contract's order: pushing
+    /// each field past its bound alone is refused under that field's name.
+    #[test]
+    fn every_limit_is_checked_under_its_contract_name() {
+        let over = |i: usize| {
+            let mut limits = Limits::default();
+            let rule = contract::LIMITS[i];
+            let big = rule.max.saturating_add(1);
+            match rule.name {
+                "max_instructions" => limits.max_instructions = big,
+                "max_call_depth" => limits.max_call_depth = u32::try_from(big).unwrap(),
+                "max_string_bytes" => limits.max_string_bytes = big,
+                "max_memory_bytes" => limits.max_memory_bytes = big,
+                "max_output_bytes" => limits.max_output_bytes = big,
+                "max_value_depth" => limits.max_value_depth = u32::try_from(big).unwrap(),
+                "fuel" => limits.fuel = big,
+                "timeout" => limits.timeout = Duration::from_millis(big),
+                "max_wasm_memory_bytes" => limits.max_wasm_memory_bytes = big,
+                "max_calls_in_flight" => limits.max_calls_in_flight = u32::try_from(big).unwrap(),
+                other => panic!("the contract names a limit Limits lacks: {other}"),
+            }
+            limits
+        };
+        for (i, rule) in contract::LIMITS.iter().enumerate() {
+            let err = over(i).validate().unwrap_err();
+            assert!(
+                err.starts_with(&format!("limit {} must be at most {}", rule.name, rule.max)),
+                "{}: {err}",
+                rule.name
+            );
+        }
+        // Every serialised field is a contract limit.
+        let json = serde_json::to_value(Limits::default()).unwrap();
+        let mut fields: Vec<&str> = json
+            .as_object()
+            .unwrap()
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let mut names: Vec<&str> = contract::LIMITS.iter().map(|r| r.name).collect();
+        fields.sort_unstable();
+        names.sort_unstable();
+        assert_eq!(fields, names);
     }
 
     #[test]

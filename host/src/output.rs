@@ -72,7 +72,7 @@ impl OutputBuffer {
 /// JSON text, against [`Limits::max_output_bytes`](crate::Limits::max_output_bytes),
 /// which events share with the output: the guest charges the same, so a
 /// flood of empty events stops at the limit too.
-pub const LOG_EVENT_BYTES: u64 = 32;
+pub const LOG_EVENT_BYTES: u64 = crate::contract::LOG_EVENT_BYTES;
 
 /// The severity of a [`LogEvent`], ordered from `Debug` to `Error` (so
 /// `level >= LogLevel::Warn` filters). Serialized in lowercase (`"warn"`).

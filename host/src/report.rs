@@ -93,7 +93,7 @@ pub struct ReportError {
 
 impl Report {
     /// The version of the report format this crate writes.
-    pub const VERSION: u32 = 1;
+    pub const VERSION: u32 = crate::contract::REPORT_VERSION as u32;
 
     /// The report as a JSON value.
     pub fn to_json(&self) -> Value {

@@ -314,9 +314,6 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
                     name: c.name().to_owned(),
                     min_args: c.arity().0,
                     max_args: c.arity().1,
-                    doc: c.description().to_owned(),
-                    params_schema: None,
-                    result_schema: None,
                 })
                 .collect(),
             deterministic: self.determinism.map(|d| types::Determinism {

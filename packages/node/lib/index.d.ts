@@ -88,6 +88,8 @@ export interface EvalOptions {
   signal?: AbortSignal;
 }
 
+// The error kinds of wit/contract.toml.
+// contract:begin error-kind-type
 export type ErrorKind =
   | 'syntax'
   | 'runtime'
@@ -104,6 +106,7 @@ export type ErrorKind =
   | 'session_poisoned'
   | 'cancelled'
   | 'internal';
+// contract:end
 
 export interface ReportError {
   kind: ErrorKind;

@@ -37,7 +37,6 @@ export interface CapabilitySpec {
   minArgs?: number;
   /** Most arguments. Default 16. */
   maxArgs?: number;
-  doc?: string;
 }
 
 /** `resourceLimits` of each worker (node:worker_threads). */
@@ -81,10 +80,25 @@ export interface EvalOptions {
   onLog?: (event: LogEvent & { fieldsJson: string }) => void;
 }
 
+// The error kinds of wit/contract.toml.
+// contract:begin error-kind-type
 export type ErrorKind =
-  | 'syntax' | 'runtime' | 'sandboxed' | 'capability' | 'instruction_limit' | 'call_depth'
-  | 'memory_limit' | 'string_size' | 'output_limit' | 'invalid_value' | 'fuel_exhausted'
-  | 'timeout' | 'session_poisoned' | 'cancelled' | 'internal';
+  | 'syntax'
+  | 'runtime'
+  | 'sandboxed'
+  | 'capability'
+  | 'instruction_limit'
+  | 'call_depth'
+  | 'memory_limit'
+  | 'string_size'
+  | 'output_limit'
+  | 'invalid_value'
+  | 'fuel_exhausted'
+  | 'timeout'
+  | 'session_poisoned'
+  | 'cancelled'
+  | 'internal';
+// contract:end
 
 export interface ReportError {
   kind: ErrorKind;

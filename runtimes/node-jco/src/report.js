@@ -1,21 +1,10 @@
 // The outcome of one eval: the same shape, field for field, as the report
 // `moonbox run --json` prints.
 
+import { LIMIT_KINDS, REPORT_VERSION } from './contract.js';
 import { parseExact, parseKeepingNumbers } from './values.js';
 
-/** The report format's version. */
-export const REPORT_VERSION = 1;
-
-/** Kinds that are a limit stopping the script. */
-export const LIMIT_KINDS = new Set([
-  'instruction_limit',
-  'call_depth',
-  'memory_limit',
-  'string_size',
-  'output_limit',
-  'fuel_exhausted',
-  'timeout',
-]);
+export { LIMIT_KINDS, REPORT_VERSION };
 
 const lossyUtf8 = new TextDecoder('utf-8', { ignoreBOM: true });
 const strictUtf8 = new TextDecoder('utf-8', { ignoreBOM: true, fatal: true });

@@ -3,23 +3,27 @@
 
 import { MessageChannel, Worker } from 'node:worker_threads';
 import { BINDINGS_URL, coreModules, pagesFor } from './modules.js';
+import {
+  DEFAULT_CHUNK_NAME,
+  LIMITS,
+  WASM_MEMORY_EXTRA_BYTES,
+  WASM_MEMORY_FACTOR,
+  WASM_MEMORY_HEADROOM_BYTES,
+} from './contract.js';
 import { Report } from './report.js';
 import { CTRL, CTRL_SLOTS, LEVELS } from './shared.js';
 import { fromWit, parseExact, toWit } from './values.js';
 
-const KiB = 1024;
-const MiB = 1024 * 1024;
-
-/** The default limits, the same as the Rust crate's. */
+/** The default limits, from wit/contract.toml. */
 export const DEFAULT_LIMITS = Object.freeze({
-  maxInstructions: 10_000_000,
-  maxCallDepth: 1000,
-  maxStringBytes: 16 * MiB,
-  maxMemoryBytes: 64 * MiB,
-  maxOutputBytes: 1 * MiB,
-  maxValueDepth: 64,
-  timeoutMs: 5000,
-  // Default: 2 * maxMemoryBytes + 16 MiB.
+  maxInstructions: Number(LIMITS.maxInstructions.default),
+  maxCallDepth: Number(LIMITS.maxCallDepth.default),
+  maxStringBytes: Number(LIMITS.maxStringBytes.default),
+  maxMemoryBytes: Number(LIMITS.maxMemoryBytes.default),
+  maxOutputBytes: Number(LIMITS.maxOutputBytes.default),
+  maxValueDepth: Number(LIMITS.maxValueDepth.default),
+  timeoutMs: Number(LIMITS.timeout.default),
+  // Derived: WASM_MEMORY_FACTOR * maxMemoryBytes + WASM_MEMORY_EXTRA_BYTES.
   maxWasmMemoryBytes: undefined,
 });
 
@@ -34,10 +38,7 @@ export const DEFAULT_RESOURCE_LIMITS = Object.freeze({
 /** The default clock of deterministic mode: 2024-01-01T00:00:00Z. */
 export const DEFAULT_CLOCK = 1_704_067_200;
 
-const DEFAULT_CHUNK_NAME = 'main.lua';
-const MAX_OUTPUT_BUFFER = 1 << 30;
-const MAX_TIMEOUT_MS = 24 * 60 * 60 * 1000;
-const MAX_WASM_BYTES = 4 * 1024 * MiB;
+const MAX_TIMEOUT_MS = Number(LIMITS.timeout.max);
 const NAME = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 const utf8 = new TextEncoder();
 const utf8Decoder = new TextDecoder();
@@ -75,22 +76,27 @@ function normalizeLimits(limits) {
   limits = plainObject(limits, 'limits');
   checkKeys(limits, Object.keys(DEFAULT_LIMITS), 'limits');
   const get = (key) => (limits[key] === undefined ? DEFAULT_LIMITS[key] : limits[key]);
-  // The Rust crate's bounds (moonbox::Limits::MAX_*).
+  // The bounds of wit/contract.toml.
+  const bounded = (key) => integerOption(get(key), `limits.${key}`, LIMITS[key].min, LIMITS[key].max);
   const out = {
-    maxInstructions: integerOption(get('maxInstructions'), 'limits.maxInstructions', 1, 1_000_000_000_000),
-    maxCallDepth: Number(integerOption(get('maxCallDepth'), 'limits.maxCallDepth', 1, 1_000_000)),
-    maxStringBytes: integerOption(get('maxStringBytes'), 'limits.maxStringBytes', KiB, 1024 * MiB),
-    maxMemoryBytes: integerOption(get('maxMemoryBytes'), 'limits.maxMemoryBytes', MiB, 1024 * MiB),
-    maxOutputBytes: integerOption(get('maxOutputBytes'), 'limits.maxOutputBytes', 1, MAX_OUTPUT_BUFFER),
-    maxValueDepth: Number(integerOption(get('maxValueDepth'), 'limits.maxValueDepth', 1, 100)),
+    maxInstructions: bounded('maxInstructions'),
+    maxCallDepth: Number(bounded('maxCallDepth')),
+    maxStringBytes: bounded('maxStringBytes'),
+    maxMemoryBytes: bounded('maxMemoryBytes'),
+    maxOutputBytes: bounded('maxOutputBytes'),
+    maxValueDepth: Number(bounded('maxValueDepth')),
   };
   const timeout = get('timeoutMs');
   if (typeof timeout !== 'number' || !Number.isFinite(timeout)) throw new TypeError('limits.timeoutMs must be a finite number of milliseconds');
   if (timeout <= 0 || timeout > MAX_TIMEOUT_MS) throw new RangeError(`limits.timeoutMs must be above 0 and at most ${MAX_TIMEOUT_MS} (a day), got ${timeout}`);
   out.timeoutMs = timeout;
-  const wasmDefault = out.maxMemoryBytes * 2n + 16n * BigInt(MiB);
-  const wasm = limits.maxWasmMemoryBytes === undefined ? (wasmDefault > MAX_WASM_BYTES ? BigInt(MAX_WASM_BYTES) : wasmDefault) : limits.maxWasmMemoryBytes;
-  out.maxWasmMemoryBytes = Number(integerOption(wasm, 'limits.maxWasmMemoryBytes', 4 * MiB, MAX_WASM_BYTES));
+  const wasmLimit = LIMITS.maxWasmMemoryBytes;
+  const wasm = limits.maxWasmMemoryBytes ?? BigInt(WASM_MEMORY_FACTOR) * out.maxMemoryBytes + BigInt(WASM_MEMORY_EXTRA_BYTES);
+  out.maxWasmMemoryBytes = Number(integerOption(wasm, 'limits.maxWasmMemoryBytes', wasmLimit.min, wasmLimit.max));
+  const least = out.maxMemoryBytes + BigInt(WASM_MEMORY_HEADROOM_BYTES);
+  if (BigInt(out.maxWasmMemoryBytes) < least) {
+    throw new RangeError(`limits.maxWasmMemoryBytes (${out.maxWasmMemoryBytes}) must exceed limits.maxMemoryBytes (${out.maxMemoryBytes}) by at least ${WASM_MEMORY_HEADROOM_BYTES} bytes`);
+  }
   return out;
 }
 
@@ -101,15 +107,14 @@ function normalizeCapabilities(capabilities) {
     if (!NAME.test(name)) throw new TypeError(`capabilities: ${JSON.stringify(name)} is not a dotted Lua name such as \`records.get\``);
     let entry;
     if (typeof spec === 'function') {
-      entry = { fn: spec, minArgs: 0, maxArgs: 16, doc: '' };
+      entry = { fn: spec, minArgs: 0, maxArgs: 16 };
     } else if (spec && typeof spec === 'object' && typeof spec.fn === 'function') {
-      checkKeys(spec, ['fn', 'minArgs', 'maxArgs', 'doc'], `capabilities.${name}`);
+      checkKeys(spec, ['fn', 'minArgs', 'maxArgs'], `capabilities.${name}`);
       const minArgs = Number(integerOption(spec.minArgs ?? 0, `capabilities.${name}.minArgs`, 0, 255));
       const maxArgs = Number(integerOption(spec.maxArgs ?? Math.max(16, minArgs), `capabilities.${name}.maxArgs`, minArgs, 255));
-      if (spec.doc !== undefined && typeof spec.doc !== 'string') throw new TypeError(`capabilities.${name}.doc must be a string`);
-      entry = { fn: spec.fn, minArgs, maxArgs, doc: spec.doc ?? '' };
+      entry = { fn: spec.fn, minArgs, maxArgs };
     } else {
-      throw new TypeError(`capabilities.${name} must be a function or { fn, minArgs, maxArgs, doc }`);
+      throw new TypeError(`capabilities.${name} must be a function or { fn, minArgs, maxArgs }`);
     }
     out.set(name, entry);
   }
@@ -560,9 +565,6 @@ export class Sandbox {
           name,
           minArgs: c.minArgs,
           maxArgs: c.maxArgs,
-          doc: c.doc,
-          paramsSchema: undefined,
-          resultSchema: undefined,
         })),
         deterministic,
       },

@@ -43,7 +43,7 @@ function capabilitiesOf(list) {
   const out = {};
   for (const c of list ?? []) {
     const fn = behaviour[c.name] ?? (() => { throw new Error('no such capability'); });
-    out[c.name] = { fn, minArgs: integer(c['min-args']), maxArgs: integer(c['max-args']), doc: c.doc ?? '' };
+    out[c.name] = { fn, minArgs: integer(c['min-args']), maxArgs: integer(c['max-args']) };
   }
   return out;
 }

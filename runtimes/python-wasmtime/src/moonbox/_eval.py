@@ -13,13 +13,13 @@ from typing import Any
 from wasmtime import component as cm
 
 from .capabilities import Capability, start_call
+from ._contract import LOG_EVENT_BYTES
 from .errors import ConfigError
 from .report import LogEvent
 from .values import from_wit, to_wit
 
 #: What each log event is charged beyond its message and fields bytes, as
 #: the guest charges it against ``max_output_bytes``.
-LOG_EVENT_BYTES = 32
 
 
 class EvalContext:

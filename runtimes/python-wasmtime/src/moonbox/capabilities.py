@@ -47,7 +47,6 @@ class Capability:
     func: Callable[..., Any]
     min_args: int = -1
     max_args: int = -1
-    doc: str = ""
 
     def __post_init__(self) -> None:
         # The guest checks the name's form when a session starts.

@@ -3,38 +3,9 @@ exceptions: they are in the :class:`~moonbox.Report`."""
 
 from __future__ import annotations
 
-#: Every kind a report's error can have, as the Rust crate names them. The
-#: first ten come from the guest; the rest from the host.
-ERROR_KINDS = (
-    "syntax",
-    "runtime",
-    "sandboxed",
-    "capability",
-    "instruction_limit",
-    "call_depth",
-    "memory_limit",
-    "string_size",
-    "output_limit",
-    "invalid_value",
-    "fuel_exhausted",
-    "timeout",
-    "session_poisoned",
-    "cancelled",
-    "internal",
-)
+from ._contract import ERROR_KINDS, LIMIT_KINDS
 
-#: The kinds that mean a limit stopped the script.
-LIMIT_KINDS = frozenset(
-    {
-        "instruction_limit",
-        "call_depth",
-        "memory_limit",
-        "string_size",
-        "output_limit",
-        "fuel_exhausted",
-        "timeout",
-    }
-)
+__all__ = ["ERROR_KINDS", "LIMIT_KINDS", "ComponentError", "ConfigError", "MoonboxError"]
 
 
 class MoonboxError(Exception):

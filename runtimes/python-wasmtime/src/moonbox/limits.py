@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
+from . import _contract
 from .errors import ConfigError
 
-KIB = 1 << 10
-MIB = 1 << 20
-GIB = 1 << 30
+
+def _default(name: str) -> int:
+    default = _contract.LIMITS[name].default
+    assert default is not None, name
+    return default
 
 
 @dataclass(frozen=True)
@@ -33,21 +36,21 @@ class Limits:
     """
 
     #: Lua VM instructions per eval.
-    max_instructions: int = 10_000_000
+    max_instructions: int = _default("max_instructions")
     #: Frames on the Lua stack.
-    max_call_depth: int = 1_000
+    max_call_depth: int = _default("max_call_depth")
     #: Bytes in one string.
-    max_string_bytes: int = 16 * MIB
+    max_string_bytes: int = _default("max_string_bytes")
     #: Bytes of Lua heap.
-    max_memory_bytes: int = 64 * MIB
+    max_memory_bytes: int = _default("max_memory_bytes")
     #: Bytes of output (``print``, ``io.write``, log events) per eval.
-    max_output_bytes: int = 1 * MIB
+    max_output_bytes: int = _default("max_output_bytes")
     #: Nesting of values crossing the boundary (inputs, results, capability
     #: arguments and replies).
-    max_value_depth: int = 64
+    max_value_depth: int = _default("max_value_depth")
     #: Wall-clock seconds per eval, capability calls included (the epoch
     #: deadline).
-    timeout: float = 5.0
+    timeout: float = _default("timeout") / 1000
     #: Wasmtime fuel per eval (about one unit per wasm instruction); 0
     #: derives it from ``max_instructions`` (500 per instruction, at least
     #: five billion), as the Rust crate does.
@@ -57,36 +60,34 @@ class Limits:
     max_wasm_memory_bytes: int = 0
 
     #: Fuel derived per Lua instruction when ``fuel`` is 0.
-    FUEL_PER_INSTRUCTION = 500
+    FUEL_PER_INSTRUCTION = _contract.FUEL_PER_INSTRUCTION
     #: The least fuel derived.
-    DEFAULT_FUEL = 5_000_000_000
+    DEFAULT_FUEL = _contract.DEFAULT_FUEL
 
     def __post_init__(self) -> None:
-        bounds = {
-            "max_instructions": (1, 1_000_000_000_000),
-            "max_call_depth": (1, 1_000_000),
-            "max_string_bytes": (KIB, GIB),
-            "max_memory_bytes": (MIB, GIB),
-            "max_output_bytes": (1, GIB),
-            "max_value_depth": (1, 100),
-            "fuel": (0, 1 << 60),
-            "max_wasm_memory_bytes": (0, 4 * GIB),
-        }
-        for name, (low, high) in bounds.items():
+        # The bounds of wit/contract.toml; 0 leaves fuel and the linear
+        # memory derived.
+        for name, rule in _contract.LIMITS.items():
+            if name == "timeout" or not hasattr(self, name):
+                continue
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int):
                 raise ConfigError(f"limit {name} must be an integer, not {type(value).__name__}")
-            if not low <= value <= high:
-                raise ConfigError(f"limit {name} must be between {low} and {high}, not {value}")
+            if value == 0 and rule.default is None:
+                continue
+            if not rule.min <= value <= rule.max:
+                raise ConfigError(f"limit {name} must be between {rule.min} and {rule.max}, not {value}")
         timeout = self.timeout
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
             raise ConfigError(f"limit timeout must be a number of seconds, not {type(timeout).__name__}")
-        if not 0 < timeout <= 24 * 60 * 60:
-            raise ConfigError(f"limit timeout must be more than 0 and at most 86400 seconds, not {timeout}")
-        if 0 < self.max_wasm_memory_bytes < self.max_memory_bytes:
+        rule = _contract.LIMITS["timeout"]
+        if not 0 < timeout <= rule.max / 1000:
+            raise ConfigError(f"limit timeout must be more than 0 and at most {rule.max // 1000} seconds, not {timeout}")
+        wasm = self.effective_max_wasm_memory_bytes
+        if wasm < self.max_memory_bytes + _contract.WASM_MEMORY_HEADROOM_BYTES:
             raise ConfigError(
-                "limit max_wasm_memory_bytes must be at least max_memory_bytes "
-                f"({self.max_memory_bytes}), not {self.max_wasm_memory_bytes}"
+                f"limit max_wasm_memory_bytes ({wasm} bytes) must exceed max_memory_bytes "
+                f"({self.max_memory_bytes} bytes) by at least {_contract.WASM_MEMORY_HEADROOM_BYTES >> 20} MiB"
             )
 
     def replace(self, **changes: Any) -> Limits:
@@ -102,9 +103,12 @@ class Limits:
         """The fuel each eval gets."""
         if self.fuel:
             return self.fuel
-        return min(max(self.max_instructions * self.FUEL_PER_INSTRUCTION, self.DEFAULT_FUEL), 1 << 60)
+        derived = self.max_instructions * self.FUEL_PER_INSTRUCTION
+        return min(max(derived, self.DEFAULT_FUEL), _contract.LIMITS["fuel"].max)
 
     @property
     def effective_max_wasm_memory_bytes(self) -> int:
         """The cap on the guest's linear memory."""
-        return self.max_wasm_memory_bytes or 2 * self.max_memory_bytes + 16 * MIB
+        return self.max_wasm_memory_bytes or (
+            _contract.WASM_MEMORY_FACTOR * self.max_memory_bytes + _contract.WASM_MEMORY_EXTRA_BYTES
+        )

@@ -8,11 +8,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import LIMIT_KINDS
+from ._contract import LIMIT_KINDS, REPORT_VERSION
 from .values import Json, to_json_text
-
-#: The report format's version, as the Rust crate writes it.
-REPORT_VERSION = 1
 
 # Characters that could forge a terminal line besides the C0/C1 controls:
 # line and paragraph separators and the bidirectional overrides.

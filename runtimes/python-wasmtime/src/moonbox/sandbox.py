@@ -17,6 +17,7 @@ from wasmtime import component as cm
 from . import _guest
 from ._eval import EvalContext
 from .capabilities import Capability, capability_list
+from . import _contract
 from .errors import ComponentError, ConfigError
 from .limits import Limits
 from .report import LuaError, Report, Stats
@@ -30,7 +31,7 @@ LogSink = Callable[[LogEvent], object]
 
 #: The chunk name evals use unless told otherwise: messages read
 #: ``main.lua:3: ...``.
-DEFAULT_CHUNK_NAME = "main.lua"
+DEFAULT_CHUNK_NAME = _contract.DEFAULT_CHUNK_NAME
 
 
 @dataclass(frozen=True)
@@ -136,9 +137,6 @@ class Sandbox:
                     name=c.name,
                     min_args=c.min_args,
                     max_args=c.max_args,
-                    doc=c.doc,
-                    params_schema=None,
-                    result_schema=None,
                 )
                 for c in self.capabilities
             ],

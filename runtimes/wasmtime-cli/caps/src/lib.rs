@@ -22,6 +22,8 @@ use std::sync::{Mutex, OnceLock};
 
 use serde_json::Map;
 
+mod contract;
+
 mod bindings {
     wit_bindgen::generate!({
         // The moonbox contract first, then the worlds that use it.
@@ -68,7 +70,7 @@ struct Collector {
 
 /// What each log event is charged beyond its message and fields bytes, as
 /// the guest charges it.
-const LOG_EVENT_BYTES: u64 = 32;
+const LOG_EVENT_BYTES: u64 = contract::LOG_EVENT_BYTES;
 
 /// One collector for the component instance. The guest calls `write` and
 /// the driver calls `start` and `take`, each between the driver's calls

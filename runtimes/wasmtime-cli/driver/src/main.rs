@@ -27,6 +27,8 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 
+mod contract;
+
 mod bindings {
     wit_bindgen::generate!({
         // The moonbox contract first, then the worlds that use it.
@@ -48,7 +50,7 @@ use bindings::moonbox::wasmtime_cli::collected;
 const CASES: &str = include_str!("../../../cases.json");
 
 /// The chunk name used when the case list names none.
-const DEFAULT_CHUNK_NAME: &str = "main.lua";
+const DEFAULT_CHUNK_NAME: &str = contract::DEFAULT_CHUNK_NAME;
 
 fn main() -> ExitCode {
     let file: Value = match serde_json::from_str(CASES) {
@@ -219,21 +221,10 @@ fn stats_json(stats: &Stats) -> Value {
     })
 }
 
-/// The name of an error kind in a result line: the WIT enum case in
-/// snake_case.
+/// The name of an error kind in a result line: the contract table's name
+/// of the WIT enum case, which lists the guest's kinds in the enum's order.
 fn kind_name(kind: ErrorKind) -> &'static str {
-    match kind {
-        ErrorKind::Syntax => "syntax",
-        ErrorKind::Runtime => "runtime",
-        ErrorKind::Sandboxed => "sandboxed",
-        ErrorKind::Capability => "capability",
-        ErrorKind::InstructionLimit => "instruction_limit",
-        ErrorKind::CallDepth => "call_depth",
-        ErrorKind::MemoryLimit => "memory_limit",
-        ErrorKind::StringSize => "string_size",
-        ErrorKind::OutputLimit => "output_limit",
-        ErrorKind::InvalidValue => "invalid_value",
-    }
+    contract::ERROR_KINDS[kind as usize].name
 }
 
 // --- The WIT `config` from the case list's JSON ----------------------------
@@ -275,10 +266,7 @@ fn session_config(config: &Value, overrides: &Value) -> Result<Config, String> {
                 name: string(&c["name"], "config.capabilities[].name")?,
                 min_args: u32_field(&fields, "min-args")?,
                 max_args: u32_field(&fields, "max-args")?,
-                doc: c["doc"].as_str().unwrap_or_default().to_owned(),
                 // The case list declares no JSON Schemas.
-                params_schema: None,
-                result_schema: None,
             })
         })
         .collect::<Result<_, String>>()?;
