@@ -7,12 +7,14 @@
 //! cannot raise a Lua error and may run outside a protected call. Decoding
 //! pushes new values and may raise a memory error, so it runs inside one.
 
+use std::cell::RefCell;
 use std::ffi::c_int;
 use std::fmt::Write as _;
+use std::ptr::NonNull;
 
 use crate::jsontext::Checked;
 use crate::lua::{self, ffi, lua_State};
-use crate::vm::Limits;
+use crate::vm::{Extension, Limits, Vm};
 use crate::wit::Value as WitValue;
 
 /// One step of the path from a root value to the value being converted.
@@ -747,7 +749,7 @@ unsafe fn work_left(l: *mut lua_State) -> usize {
     // SAFETY: `Vm::from_state` is valid on a Vm-owned state and `count`
     // reads one field (caller).
     unsafe {
-        let max = crate::vm::Vm::from_state(l).limits().max_instructions;
+        let max = Vm::from_state(l).limits().max_instructions;
         let left = max.saturating_sub(crate::limits::count(l));
         usize::try_from(left.saturating_mul(crate::jsonlib::BYTES_PER_INSTRUCTION))
             .unwrap_or(usize::MAX)
@@ -795,7 +797,7 @@ pub enum Tree {
 }
 
 /// A value received from the host (or parsed by `json.decode`), owned by
-/// the Vm while it is pushed (a push can raise; see `Vm::hold_reply`).
+/// the Vm while it is pushed (a push can raise; see [`hold`]).
 pub enum Received {
     Scalar(WitValue),
     /// A `json` value from the host, checked and pushed from its text.
@@ -813,6 +815,67 @@ impl Received {
                 .map_err(|e| format!("invalid JSON ({e})")),
             scalar => Ok(Received::Scalar(scalar)),
         }
+    }
+}
+
+/// What this module keeps in the Vm: the received values being converted
+/// to Lua values, innermost last. A push can raise a memory error, which
+/// unwinds without running Rust destructors, so each value is boxed here
+/// and freed by [`release`], or by the next eval (or the Vm's end) if a
+/// push raised. One slot would not do: the pushes can run finalizers,
+/// which can call a capability while an outer reply is still being read.
+#[derive(Default)]
+struct Held(RefCell<Vec<NonNull<Received>>>);
+
+impl Held {
+    /// Frees the values left by pushes that raised.
+    fn free(&self) {
+        for value in self.0.take() {
+            // SAFETY: every listed pointer came from `Box::leak` in `hold`
+            // and is freed once, after leaving the list. This runs between
+            // evals or once the state is closed, when no push is reading a
+            // value.
+            drop(unsafe { Box::from_raw(value.as_ptr()) });
+        }
+    }
+}
+
+impl Extension for Held {
+    fn begin_eval(&self) {
+        self.free();
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.free();
+    }
+}
+
+/// Moves a received value into the Vm while it becomes Lua values. The
+/// value stays where the pointer says until [`release`] or the next eval,
+/// whichever comes first.
+pub fn hold(vm: &Vm, value: Received) -> NonNull<Received> {
+    let value = NonNull::from(Box::leak(Box::new(value)));
+    vm.extension::<Held>().0.borrow_mut().push(value);
+    value
+}
+
+/// Frees a value that [`hold`] returned, unless the next eval already has.
+///
+/// # Safety
+/// No reference to the value is used afterwards.
+pub unsafe fn release(vm: &Vm, value: NonNull<Received>) {
+    let held = {
+        let mut values = vm.extension::<Held>().0.borrow_mut();
+        let at = values.iter().rposition(|&v| v == value);
+        at.map(|i| values.remove(i))
+    };
+    if let Some(value) = held {
+        // SAFETY: the pointer was still listed, so it came from `Box::leak`
+        // in `hold` and has not been freed; it is unlisted now, so it is
+        // freed once, and the caller uses no reference to it any more.
+        drop(unsafe { Box::from_raw(value.as_ptr()) });
     }
 }
 

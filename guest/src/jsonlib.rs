@@ -210,8 +210,8 @@ unsafe fn decode_body(l: *mut lua_State) -> Result<c_int, Raise> {
     // this frame owns nothing, and returns `len` bytes of the string at index
     // 1, which stays on the stack while `parse` reads them; `charge` runs
     // before anything is built. `parse` calls no Lua function. The document is
-    // boxed in the Vm (`hold_reply`) while it is pushed, since a push may raise
-    // a memory error: only `release_reply` or the next eval frees it, so
+    // boxed in the Vm (`json::hold`) while it is pushed, since a push may raise
+    // a memory error: only `json::release` or the next eval frees it, so
     // `reply.as_ref()` stays valid until then and is not used after. Messages
     // move into the Vm through `raise_trip` and `raise_runtime`;
     // `lua_settop` only drops values.
@@ -244,10 +244,10 @@ unsafe fn decode_body(l: *mut lua_State) -> Result<c_int, Raise> {
                 return Err(raise_runtime(l, prefixed("json.decode: ", msg)));
             }
         };
-        let reply = vm.hold_reply(Received::Json(value));
+        let reply = json::hold(vm, Received::Json(value));
         ffi::lua_settop(l, 0);
         let pushed = json::push_received(l, reply.as_ref(), limits.max_value_depth);
-        vm.release_reply(reply);
+        json::release(vm, reply);
         if let Err(msg) = pushed {
             ffi::lua_settop(l, 0);
             return Err(raise_runtime(l, prefixed("json.decode: ", msg)));

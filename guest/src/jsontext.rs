@@ -11,7 +11,7 @@
 //! stay integers, `-0` is a float, a repeated key keeps its last value).
 //!
 //! A push may raise a Lua memory error. Its frames hold only borrows of the
-//! checked text, which its owner (the Vm, see `Vm::hold_reply`) keeps, and
+//! checked text, which its owner (the Vm, see `json::hold`) keeps, and
 //! a string with escapes is decoded outside the Lua heap (as the tree held
 //! it, so it is charged once, as the Lua string) and handed to the Vm to
 //! push (`Vm::push_owned`), so an error that unwinds past them leaks

@@ -27,24 +27,13 @@ use crate::vm::{ErrorKind, Kind, Vm};
 /// Instructions between two checks of the call depth.
 pub const STEP: u64 = 1000;
 
-/// The budget function the VM calls once the count reaches the check point.
-type Budget = unsafe extern "C-unwind" fn(l: *mut lua_State);
-
-// The instruction budget that `lua/budget.diff` adds to Lua's API.
-unsafe extern "C-unwind" {
-    fn lua_setbudget(l: *mut lua_State, f: Option<Budget>, check: u64);
-    fn lua_getcount(l: *mut lua_State) -> u64;
-    fn lua_setcount(l: *mut lua_State, count: u64);
-}
-
 /// The instructions counted since the count was last set.
 ///
 /// # Safety
 /// `l` is a live state (any of its threads).
 pub unsafe fn count(l: *mut lua_State) -> u64 {
-    // SAFETY: `lua_getcount` reads one field of the live state's global
-    // part; it neither allocates nor raises.
-    unsafe { lua_getcount(l) }
+    // SAFETY: The caller's contract is `lua::count`'s.
+    unsafe { lua::count(l) }
 }
 
 /// Sets the count (0 before each eval; more when a C function charges).
@@ -52,8 +41,8 @@ pub unsafe fn count(l: *mut lua_State) -> u64 {
 /// # Safety
 /// `l` is a live state (any of its threads).
 pub unsafe fn set_count(l: *mut lua_State, count: u64) {
-    // SAFETY: As in `count`: one field written, no allocation, no raise.
-    unsafe { lua_setcount(l, count) }
+    // SAFETY: The caller's contract is `lua::set_count`'s.
+    unsafe { lua::set_count(l, count) }
 }
 
 /// Sets the check point for the count: the next [`STEP`] instructions, or
@@ -63,7 +52,7 @@ pub unsafe fn set_count(l: *mut lua_State, count: u64) {
 /// `l` is a live state owned by a [`Vm`]. Neither allocates nor raises.
 pub unsafe fn arm(l: *mut lua_State) {
     // SAFETY: `Vm::from_state` is valid for a Vm-owned state (caller).
-    // `lua_setbudget` only stores the function and the check point in the
+    // `set_budget` only stores the function and the check point in the
     // state's global part, without allocating or raising, so this is sound
     // outside a protected call. `budget` is sound on any thread of a
     // Vm-owned state, which is the only kind it is installed on.
@@ -72,7 +61,7 @@ pub unsafe fn arm(l: *mut lua_State) {
         let check = count(l)
             .saturating_add(STEP)
             .min(vm.limits().max_instructions.saturating_add(1));
-        lua_setbudget(l, Some(budget), check);
+        lua::set_budget(l, budget, check);
     }
 }
 
@@ -86,12 +75,12 @@ pub unsafe fn arm(l: *mut lua_State) {
 /// raises.
 pub unsafe fn arm_tripped(l: *mut lua_State) {
     // SAFETY: `Vm::from_state` only reads the state's allocator data (the
-    // caller says it is a Vm's). `lua_setbudget` and `lua_sethook` only write
+    // caller says it is a Vm's). `set_budget` and `lua_sethook` only write
     // fields of the live state and its threads, without allocating or
     // raising, which is why `Vm::trip` may call this from inside the
     // allocator. `tripped_hook` is sound on any thread of a Vm-owned state.
     unsafe {
-        lua_setbudget(l, Some(budget), 0);
+        lua::set_budget(l, budget, 0);
         ffi::lua_sethook(l, Some(tripped_hook), ffi::LUA_MASKCOUNT, 1);
         let main = Vm::from_state(l).state();
         if !main.is_null() && main != l {

@@ -18,7 +18,7 @@
 //!
 //! The `// SAFETY:` comments in the guest rest on these facts:
 //! - **Live states.** Every `lua_State` the guest touches is a thread of a
-//!   state that `Vm::new` created and has not closed. The guest registers its
+//!   state that `Vm::open` created and has not closed. The guest registers its
 //!   C functions and its budget function only on such states, so the `l` they
 //!   receive is one, and `Vm::from_state(l)` is the owning Vm.
 //! - **Stack room.** Lua runs a C function, a hook or the budget function with at least
@@ -44,6 +44,49 @@ use std::ffi::{c_char, c_int};
 unsafe extern "C-unwind" {
     /// Resets a thread, closing its pending to-be-closed variables.
     pub fn lua_closethread(l: *mut lua_State, from: *mut lua_State) -> c_int;
+}
+
+/// The budget function the VM calls once the instruction count reaches the
+/// check point (see `limits`).
+pub type Budget = unsafe extern "C-unwind" fn(l: *mut lua_State);
+
+// The instruction budget that `lua/budget.diff` adds to Lua's API.
+unsafe extern "C-unwind" {
+    fn lua_setbudget(l: *mut lua_State, f: Option<Budget>, check: u64);
+    fn lua_getcount(l: *mut lua_State) -> u64;
+    fn lua_setcount(l: *mut lua_State, count: u64);
+}
+
+/// The instructions counted since the count was last set.
+///
+/// # Safety
+/// `l` is a live state (any of its threads).
+pub unsafe fn count(l: *mut lua_State) -> u64 {
+    // SAFETY: `lua_getcount` reads one field of the live state's global
+    // part; it neither allocates nor raises.
+    unsafe { lua_getcount(l) }
+}
+
+/// Sets the count (0 before each eval; more when a C function charges).
+///
+/// # Safety
+/// `l` is a live state (any of its threads).
+pub unsafe fn set_count(l: *mut lua_State, count: u64) {
+    // SAFETY: As in `count`: one field written, no allocation, no raise.
+    unsafe { lua_setcount(l, count) }
+}
+
+/// Installs `f` as the budget function, called once the count reaches
+/// `check`.
+///
+/// # Safety
+/// `l` is a live state (any of its threads), and `f` is sound to call on
+/// any of its threads whenever Lua code runs. Neither allocates nor raises.
+pub unsafe fn set_budget(l: *mut lua_State, f: Budget, check: u64) {
+    // SAFETY: `lua_setbudget` only stores the function and the check point
+    // in the live state's global part, without allocating or raising; the
+    // caller vouches for `f`.
+    unsafe { lua_setbudget(l, Some(f), check) }
 }
 
 /// Marker returned by a C function body when it has pushed an error value
