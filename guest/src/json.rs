@@ -12,7 +12,7 @@ use std::ffi::c_int;
 use std::fmt::Write as _;
 use std::ptr::NonNull;
 
-use crate::jsontext::Checked;
+use crate::jsontext::{Checked, NO_STACK, enter};
 use crate::lua::{self, ffi, lua_State};
 use crate::vm::{Extension, Limits, Vm};
 use crate::wit::Value as WitValue;
@@ -55,11 +55,22 @@ pub struct Encoder {
     max_work: usize,
 }
 
+/// Bytes of work (JSON text produced, or input walked: see
+/// [`last_encoded_bytes`]) per instruction charged against
+/// `max-instructions`, so that a loop of calls cannot do unbounded work in
+/// a few instructions, and the instruction limit, not fuel, stops it. With
+/// the encoder's walk counted as it is, the densest values measured (nested
+/// arrays of small integers, nested objects) cost 130 to 300 units of fuel
+/// per charged instruction, within the 500 the host derives per
+/// instruction. Each call costs at least one; a failed encoding pays for
+/// the work it did before it failed.
+pub const BYTES_PER_INSTRUCTION: u64 = 2;
+
 /// What visiting one table entry counts in [`Encoder::walked`], in bytes of
 /// work: an entry is walked twice (its shape, then its value) and its value
 /// converted, about 1,000 units of fuel for a small integer in an array,
 /// which this charges at 4 instructions (see
-/// `jsonlib::BYTES_PER_INSTRUCTION`).
+/// [`BYTES_PER_INSTRUCTION`]).
 const KEY_WORK: usize = 8;
 
 impl Encoder {
@@ -739,7 +750,7 @@ pub unsafe fn to_value(
 }
 
 /// The work, in bytes of JSON text, that the instruction budget of the
-/// thread `l` has left at [`crate::jsonlib::BYTES_PER_INSTRUCTION`]: a
+/// thread `l` has left at [`BYTES_PER_INSTRUCTION`]: a
 /// charged conversion gives up past it, so its charge ends the eval at the
 /// limit rather than after the work.
 ///
@@ -751,8 +762,7 @@ unsafe fn work_left(l: *mut lua_State) -> usize {
     unsafe {
         let max = Vm::from_state(l).limits().max_instructions;
         let left = max.saturating_sub(crate::limits::count(l));
-        usize::try_from(left.saturating_mul(crate::jsonlib::BYTES_PER_INSTRUCTION))
-            .unwrap_or(usize::MAX)
+        usize::try_from(left.saturating_mul(BYTES_PER_INSTRUCTION)).unwrap_or(usize::MAX)
     }
 }
 
@@ -920,21 +930,6 @@ pub unsafe fn push(l: *mut lua_State, value: &Tree, max_depth: u32) -> Result<()
     // SAFETY: `push_at` has the same contract as this function, starting at
     // depth 0.
     unsafe { push_at(l, value, max_depth, 0) }
-}
-
-/// Why a push stops when the Lua stack cannot grow for the next level.
-pub const NO_STACK: &str = "value nests too deeply for the Lua stack";
-
-/// Refuses a table at nesting level `depth` past `max_depth`
-/// (`max-value-depth`).
-pub fn enter(depth: u32, max_depth: u32) -> Result<(), String> {
-    if depth >= max_depth {
-        Err(format!(
-            "value nests deeper than {max_depth} levels (max-value-depth)"
-        ))
-    } else {
-        Ok(())
-    }
 }
 
 /// [`push`] at nesting level `depth`.

@@ -25,20 +25,9 @@ use crate::json::{self, EncodeError, Received, Tree};
 use crate::lua::{self, Raise, ffi, lua_State};
 use crate::vm::{ErrorKind, Kind, Vm};
 
-/// Bytes of work (JSON text produced, or input walked: see
-/// `json::last_encoded_bytes`) per instruction charged against
-/// `max-instructions`, so that a loop of calls cannot do unbounded work in
-/// a few instructions, and the instruction limit, not fuel, stops it. With
-/// the encoder's walk counted as it is, the densest values measured (nested
-/// arrays of small integers, nested objects) cost 130 to 300 units of fuel
-/// per charged instruction, within the 500 the host derives per
-/// instruction. Each call costs at least one; a failed encoding pays for
-/// the work it did before it failed.
-pub const BYTES_PER_INSTRUCTION: u64 = 2;
-
 /// What a call that handles `bytes` of text costs in instructions.
 pub fn cost(bytes: usize) -> u64 {
-    1 + bytes as u64 / BYTES_PER_INSTRUCTION
+    1 + bytes as u64 / json::BYTES_PER_INSTRUCTION
 }
 
 /// What parsing JSON `text` into Lua values costs in instructions: one per
