@@ -12,12 +12,12 @@
 use std::cell::{Cell, RefCell};
 use std::ffi::c_int;
 
+use crate::bindings::Value as WitValue;
+use crate::bindings::capabilities;
 use crate::json;
 use crate::limits::raise_tagged;
 use crate::lua::{self, Raise, ffi, lua_State};
 use crate::vm::{Capability, ErrorKind, Extension, Vm};
-use crate::wit::Value as WitValue;
-use crate::wit::capabilities;
 
 /// What the host answered to one capability call.
 pub type CallReply = Result<WitValue, String>;

@@ -12,10 +12,10 @@ use std::ffi::c_int;
 use std::fmt::Write as _;
 use std::ptr::NonNull;
 
+use crate::bindings::Value as WitValue;
 use crate::jsontext::{Checked, NO_STACK, enter};
 use crate::lua::{self, ffi, lua_State};
 use crate::vm::{Extension, Limits, Vm};
-use crate::wit::Value as WitValue;
 
 /// One step of the path from a root value to the value being converted.
 enum Segment {

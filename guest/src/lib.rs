@@ -24,9 +24,12 @@
 //! - `snapshot`: the Lua state built at build time, which the first session
 //!   of an instance takes;
 //! - `session`: eval and check;
-//! - `wit`: the WIT bindings (the only generated code), the exported
-//!   `session` resource and the conversions at their edge.
+//! - `bindings`: the WIT bindings (the only generated code), whose imports
+//!   the features call;
+//! - `wit`: the exported `session` resource and the conversions at the
+//!   edge between the contract's types and the guest's own.
 
+mod bindings;
 mod capability;
 mod check;
 mod clock;

@@ -14,11 +14,11 @@
 use std::cell::{Cell, OnceCell};
 use std::ffi::{c_char, c_int, c_void};
 
+use crate::bindings::{LogLevel, Value as WitValue, output};
 use crate::json;
 use crate::limits::raise_tagged;
 use crate::lua::{self, Raise, ffi, lua_State};
 use crate::vm::{ErrorKind, Extension, Kind, Vm};
-use crate::wit::{LogLevel, Value as WitValue, output};
 
 /// What this module keeps in the Vm: the eval's output and log charges,
 /// and the C stream behind `io.stdout`.

@@ -27,11 +27,11 @@
 use std::cell::RefCell;
 use std::ffi::c_int;
 
+use crate::bindings::capabilities;
 use crate::capability::{self, CallReply, PendingCall, push_reply};
 use crate::limits::{self, COROUTINE_COST, raise_tagged};
 use crate::lua::{self, Raise, ffi, lua_State};
 use crate::vm::{ErrorKind, Extension, Vm};
-use crate::wit::capabilities;
 
 /// A reply on its way back to the coroutine of `parallel` that waits for it.
 struct Delivery {

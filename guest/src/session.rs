@@ -44,7 +44,7 @@ pub struct Outcome {
 /// A global set before an eval.
 pub struct Input {
     pub name: String,
-    pub value: crate::wit::Value,
+    pub value: crate::bindings::Value,
 }
 
 /// Everything a session is created with.

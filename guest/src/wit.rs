@@ -1,39 +1,12 @@
-//! The WIT bindings and the conversions between their types and the
-//! guest's own, at the edge of the component.
-//!
-//! The generated code stays in this module. The rest of the guest uses only
-//! what is re-exported here: the `output` import (the script's output
-//! stream), the `capabilities` import (host capability calls), and the
-//! types those imports take (`value`, `log-level`). The guest's own types
-//! (`vm::Limits`, `vm::ErrorKind`, `session::Stats`...) stand for the rest
-//! of the contract's and are converted here.
-
-mod bindings {
-    // The contract's world plus `wizer-initialize`, which the build's
-    // pre-initialiser calls once (see `snapshot`). The committed component
-    // keeps the export (docs/wit.md says why); calling it again does
-    // nothing.
-    wit_bindgen::generate!({
-        path: "../wit",
-        inline: "
-            package moonbox:build;
-            world snapshot {
-                include moonbox:sandbox/guest@0.3.0;
-                export wizer-initialize: func();
-            }
-        ",
-        world: "moonbox:build/snapshot",
-        generate_all,
-    });
-}
-
-pub(crate) use bindings::moonbox::sandbox::{capabilities, output};
+//! The edge of the component: the exported `session` resource, and the
+//! conversions between the contract's types and the guest's own
+//! (`vm::Limits`, `vm::ErrorKind`, `session::Stats`...), which stand for
+//! them everywhere else. The generated code is in `bindings`.
 
 use bindings::exports::moonbox::sandbox::lua::{Guest, GuestSession, Session as SessionHandle};
 use bindings::moonbox::sandbox::types;
 
-pub use types::{LogLevel, Value};
-
+use crate::bindings;
 use crate::check::Finding;
 use crate::sandbox;
 use crate::session::{self, Finished};
@@ -205,4 +178,4 @@ fn error_kind(kind: ErrorKind) -> types::ErrorKind {
     }
 }
 
-bindings::export!(Component with_types_in bindings);
+bindings::export!(Component with_types_in crate::bindings);
