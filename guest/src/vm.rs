@@ -590,3 +590,90 @@ unsafe extern "C" fn allocate(
 pub fn to_c_int(n: usize) -> c_int {
     c_int::try_from(n).unwrap_or(c_int::MAX)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::cell::{Cell, RefCell};
+    use std::ffi::c_int;
+
+    use super::{Extension, Limits, Vm};
+    use crate::lua::{ffi, lua_State};
+
+    thread_local! {
+        /// What happened while a Vm closed, in order.
+        static EVENTS: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
+    }
+
+    fn event(what: &'static str) {
+        EVENTS.with(|e| e.borrow_mut().push(what));
+    }
+
+    /// A feature's state that counts its evals and reports its drop.
+    #[derive(Default)]
+    struct Probe {
+        evals: Cell<u32>,
+        seen_by_finalizer: Cell<bool>,
+    }
+
+    impl Extension for Probe {
+        fn begin_eval(&self) {
+            self.evals.set(self.evals.get() + 1);
+        }
+    }
+
+    impl Drop for Probe {
+        fn drop(&mut self) {
+            assert!(self.seen_by_finalizer.get(), "the finalizer ran first");
+            event("probe dropped");
+        }
+    }
+
+    /// A `__gc` metamethod that reaches the Vm while the state closes.
+    unsafe extern "C-unwind" fn finalizer(l: *mut lua_State) -> c_int {
+        // SAFETY: Lua runs the finalizer on a live thread of the state the
+        // test opened with `Vm::open`, during `lua_close`, while the Vm is
+        // still in place.
+        let vm = unsafe { Vm::from_state(l) };
+        vm.extension::<Probe>().seen_by_finalizer.set(true);
+        event("finalizer ran");
+        0
+    }
+
+    /// A trip arms nothing in this test.
+    unsafe fn no_arming(_l: *mut lua_State) {}
+
+    const LIMITS: Limits = Limits {
+        max_instructions: 1_000,
+        max_call_depth: 200,
+        max_string_bytes: 1 << 10,
+        max_memory_bytes: 1 << 20,
+        max_output_bytes: 1,
+        max_value_depth: 1,
+    };
+
+    #[test]
+    fn extensions_outlive_the_state_and_are_found_by_type() {
+        let vm = Vm::open(LIMITS, Vec::new(), None, no_arming).unwrap();
+        let probe: *const Probe = vm.extension::<Probe>();
+        assert!(std::ptr::eq(probe, vm.extension::<Probe>()), "one per type");
+        vm.begin_eval();
+        vm.begin_eval();
+        assert_eq!(vm.extension::<Probe>().evals.get(), 2);
+        let l = vm.state();
+        // SAFETY: `l` is the live state just opened, with an empty stack;
+        // the pushes fit in its base frame's room, and with 1 MiB of heap
+        // none of them runs out of memory and raises outside a protected
+        // call.
+        unsafe {
+            ffi::lua_newuserdatauv(l, 0, 0);
+            ffi::lua_createtable(l, 0, 1);
+            ffi::lua_pushcfunction(l, finalizer);
+            ffi::lua_setfield(l, -2, c"__gc".as_ptr());
+            ffi::lua_setmetatable(l, -2);
+            ffi::lua_settop(l, 0);
+        }
+        drop(vm);
+        let events = EVENTS.with(|e| e.take());
+        assert_eq!(events, ["finalizer ran", "probe dropped"]);
+    }
+}
