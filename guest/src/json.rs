@@ -757,11 +757,11 @@ pub unsafe fn to_value(
 /// # Safety
 /// `l` is a live thread of a Vm-owned state.
 unsafe fn work_left(l: *mut lua_State) -> usize {
-    // SAFETY: `Vm::from_state` is valid on a Vm-owned state and `count`
+    // SAFETY: `Vm::from_state` is valid on a Vm-owned state and `lua::count`
     // reads one field (caller).
     unsafe {
         let max = Vm::from_state(l).limits().max_instructions;
-        let left = max.saturating_sub(crate::limits::count(l));
+        let left = max.saturating_sub(lua::count(l));
         usize::try_from(left.saturating_mul(BYTES_PER_INSTRUCTION)).unwrap_or(usize::MAX)
     }
 }

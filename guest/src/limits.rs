@@ -27,24 +27,6 @@ use crate::vm::{ErrorKind, Kind, Vm};
 /// Instructions between two checks of the call depth.
 pub const STEP: u64 = 1000;
 
-/// The instructions counted since the count was last set.
-///
-/// # Safety
-/// `l` is a live state (any of its threads).
-pub unsafe fn count(l: *mut lua_State) -> u64 {
-    // SAFETY: The caller's contract is `lua::count`'s.
-    unsafe { lua::count(l) }
-}
-
-/// Sets the count (0 before each eval; more when a C function charges).
-///
-/// # Safety
-/// `l` is a live state (any of its threads).
-pub unsafe fn set_count(l: *mut lua_State, count: u64) {
-    // SAFETY: The caller's contract is `lua::set_count`'s.
-    unsafe { lua::set_count(l, count) }
-}
-
 /// Sets the check point for the count: the next [`STEP`] instructions, or
 /// just past the limit.
 ///
@@ -58,7 +40,7 @@ pub unsafe fn arm(l: *mut lua_State) {
     // Vm-owned state, which is the only kind it is installed on.
     unsafe {
         let vm = Vm::from_state(l);
-        let check = count(l)
+        let check = lua::count(l)
             .saturating_add(STEP)
             .min(vm.limits().max_instructions.saturating_add(1));
         lua::set_budget(l, budget, check);
@@ -124,10 +106,10 @@ pub const CAPABILITY_COST: u64 = 100;
 /// `l` is a live thread of a Vm-owned state.
 pub unsafe fn would_trip(l: *mut lua_State, cost: u64) -> bool {
     // SAFETY: `Vm::from_state` is valid on a Vm-owned state (caller), and
-    // `count` reads one field.
+    // `lua::count` reads one field.
     unsafe {
         let vm = Vm::from_state(l);
-        vm.has_tripped() || count(l).saturating_add(cost) > vm.limits().max_instructions
+        vm.has_tripped() || lua::count(l).saturating_add(cost) > vm.limits().max_instructions
     }
 }
 
@@ -150,8 +132,8 @@ pub unsafe fn charge(l: *mut lua_State, cost: u64) -> bool {
             vm.push_trip(l);
             return true;
         }
-        let total = count(l).saturating_add(cost);
-        set_count(l, total);
+        let total = lua::count(l).saturating_add(cost);
+        lua::set_count(l, total);
         if total > vm.limits().max_instructions {
             return raise_instruction_limit(l, vm, 1);
         }
@@ -197,7 +179,7 @@ unsafe fn check(l: *mut lua_State) -> bool {
             return true;
         }
         let limits = vm.limits();
-        if count(l) > limits.max_instructions {
+        if lua::count(l) > limits.max_instructions {
             return raise_instruction_limit(l, vm, 0);
         }
         let depth = c_int::try_from(limits.max_call_depth).unwrap_or(c_int::MAX);

@@ -328,7 +328,7 @@ impl Session {
         if !state.is_null() {
             // SAFETY: The state is live (not yet closed); setting the count
             // writes one field, without allocating or raising.
-            unsafe { limits::set_count(state, 0) };
+            unsafe { lua::set_count(state, 0) };
         }
         vm.begin_eval();
     }
