@@ -9,14 +9,122 @@
 //! [`resumed_entry`] then returns it, or raises its error, exactly as the
 //! direct path would.
 
+use std::cell::{Cell, RefCell};
 use std::ffi::c_int;
 
+use crate::bindings::Value as WitValue;
+use crate::bindings::capabilities;
 use crate::json;
 use crate::limits::raise_tagged;
 use crate::lua::{self, Raise, ffi, lua_State};
-use crate::vm::{CallReply, Capability, ErrorKind, PendingCall, Vm};
-use crate::wit::Value as WitValue;
-use crate::wit::capabilities;
+use crate::vm::{Capability, ErrorKind, Extension, Vm};
+
+/// What the host answered to one capability call.
+pub type CallReply = Result<WitValue, String>;
+
+/// One capability call a coroutine of `parallel` has yielded.
+pub struct PendingCall {
+    /// The address of the coroutine that made it.
+    pub thread: usize,
+    /// The item of `parallel` whose coroutine made it (filled in by
+    /// `parallel`).
+    pub item: usize,
+    /// The capability's index in `Vm::capabilities`.
+    pub capability: usize,
+    pub args: Vec<WitValue>,
+}
+
+/// What this module keeps in the Vm: the eval's count of calls, and what it
+/// shares with `parallel`, which reaches it through [`calls`] and its
+/// methods only.
+#[derive(Default)]
+pub struct Calls {
+    /// Capability calls made this eval.
+    made: Cell<u32>,
+    /// The coroutine `parallel` is resuming right now (its address), or 0.
+    /// A capability called directly on that thread yields its call to
+    /// `parallel` instead of making it.
+    resuming: Cell<usize>,
+    /// The coroutine `parallel` is resuming with a capability's reply right
+    /// now (its address), or 0: the capability's continuation takes the
+    /// reply only when this names its own thread, and clears it. Held here,
+    /// out of Lua's reach, so that no script can forge a reply.
+    delivering: Cell<usize>,
+    /// Capability calls yielded to `parallel`, in the order they were made.
+    pending: RefCell<Vec<PendingCall>>,
+}
+
+impl Extension for Calls {
+    fn begin_eval(&self) {
+        self.made.set(0);
+        self.resuming.set(0);
+        self.delivering.set(0);
+        self.pending.take();
+    }
+}
+
+/// The capability calls of `vm`'s eval.
+pub fn calls(vm: &Vm) -> &Calls {
+    vm.extension::<Calls>()
+}
+
+impl Calls {
+    /// Capability calls made this eval.
+    pub fn made(&self) -> u32 {
+        self.made.get()
+    }
+
+    /// Marks `co` as the coroutine `parallel` is resuming; returns the one
+    /// it replaces, for [`Calls::end_resume`].
+    pub fn begin_resume(&self, co: usize) -> usize {
+        self.resuming.replace(co)
+    }
+
+    /// Restores the coroutine [`Calls::begin_resume`] replaced.
+    pub fn end_resume(&self, saved: usize) {
+        self.resuming.set(saved);
+    }
+
+    /// Names the coroutine whose capability continuation may take the reply
+    /// `parallel` resumes it with (0 for none).
+    pub fn deliver_to(&self, co: usize) {
+        self.delivering.set(co);
+    }
+
+    /// Calls pending now.
+    pub fn pending_len(&self) -> usize {
+        self.pending.borrow().len()
+    }
+
+    /// Takes the calls pending past the first `mark`.
+    pub fn take_pending(&self, mark: usize) -> Vec<PendingCall> {
+        let mut pending = self.pending.borrow_mut();
+        let mark = mark.min(pending.len());
+        pending.split_off(mark)
+    }
+
+    /// Forgets the calls pending past the first `len`.
+    pub fn truncate_pending(&self, len: usize) {
+        self.pending.borrow_mut().truncate(len);
+    }
+
+    /// After coroutine `co` of item `item` yielded: keeps the last call it
+    /// made since `before` calls were pending, marked with its item, and
+    /// forgets any other call made since. Returns whether it had one.
+    pub fn refile(&self, before: usize, co: usize, item: usize) -> bool {
+        let mut pending = self.pending.borrow_mut();
+        let own = pending[before.min(pending.len())..]
+            .iter()
+            .rposition(|call| call.thread == co)
+            .map(|k| pending.remove(before + k));
+        pending.truncate(before);
+        own.map(|mut call| {
+            call.item = item;
+            pending.push(call);
+        })
+        .is_some()
+    }
+}
 
 const KEYWORDS: &[&str] = &[
     "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto", "if", "in",
@@ -221,12 +329,12 @@ unsafe fn call_body(l: *mut lua_State) -> Result<c_int, Raise> {
             }
             crate::limits::charge(l, cost);
         }
-        vm.capability_calls
-            .set(vm.capability_calls.get().saturating_add(1));
-        if l as usize == vm.resuming.get() && ffi::lua_isyieldable(l) != 0 {
+        let calls = calls(vm);
+        calls.made.set(calls.made.get().saturating_add(1));
+        if l as usize == calls.resuming.get() && ffi::lua_isyieldable(l) != 0 {
             // A coroutine of `parallel`: hand the call to it, which makes it
             // with its siblings' and resumes this one with the reply.
-            vm.pending.borrow_mut().push(PendingCall {
+            calls.pending.borrow_mut().push(PendingCall {
                 thread: l as usize,
                 item: 0,
                 capability: index,
@@ -288,7 +396,7 @@ pub unsafe fn push_reply(l: *mut lua_State, name: &str, reply: CallReply) -> Res
     // (the parsed reply has moved into the Vm, and `name` is borrowed). A
     // nested capability call from a finalizer holds its own reply, and only
     // this call or the next eval frees this one, so `held.as_ref()` stays
-    // valid until `release_reply`, after which it is not used.
+    // valid until `json::release`, after which it is not used.
     unsafe {
         let vm = Vm::from_state(l);
         let received = match reply {
@@ -313,9 +421,9 @@ pub unsafe fn push_reply(l: *mut lua_State, name: &str, reply: CallReply) -> Res
                 .map_err(|e| format!("{name}: the host returned {e}"))?,
             Err(msg) => return Err(msg),
         };
-        let held = vm.hold_reply(received);
+        let held = json::hold(vm, received);
         let pushed = json::push_received(l, held.as_ref(), vm.limits().max_value_depth);
-        vm.release_reply(held);
+        json::release(vm, held);
         pushed.map_err(|msg| format!("{name}: result {msg}"))
     }
 }
@@ -345,7 +453,7 @@ unsafe extern "C-unwind" fn resumed_entry(
 /// Returns the reply `parallel` resumed the coroutine with: the values
 /// `true, value` or `false, message` on top of the stack. A resume by
 /// anything else is refused, so a script cannot forge a reply: only
-/// `parallel` sets `Vm::delivering`, which no Lua value can stand for.
+/// `parallel` sets `Calls::delivering`, which no Lua value can stand for.
 ///
 /// # Safety
 /// As for [`resumed_entry`], from it.
@@ -362,7 +470,7 @@ unsafe fn resumed_body(l: *mut lua_State) -> Result<c_int, Raise> {
             return Err(Raise);
         }
         let top = ffi::lua_gettop(l);
-        if vm.delivering.replace(0) != l as usize || top < 2 {
+        if calls(vm).delivering.replace(0) != l as usize || top < 2 {
             return Err(raise_tagged(
                 l,
                 ErrorKind::Runtime,

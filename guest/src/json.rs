@@ -7,13 +7,15 @@
 //! cannot raise a Lua error and may run outside a protected call. Decoding
 //! pushes new values and may raise a memory error, so it runs inside one.
 
+use std::cell::RefCell;
 use std::ffi::c_int;
 use std::fmt::Write as _;
+use std::ptr::NonNull;
 
-use crate::jsontext::Checked;
+use crate::bindings::Value as WitValue;
+use crate::jsontext::{Checked, NO_STACK, enter};
 use crate::lua::{self, ffi, lua_State};
-use crate::vm::Limits;
-use crate::wit::Value as WitValue;
+use crate::vm::{Extension, Limits, Vm};
 
 /// One step of the path from a root value to the value being converted.
 enum Segment {
@@ -53,11 +55,22 @@ pub struct Encoder {
     max_work: usize,
 }
 
+/// Bytes of work (JSON text produced, or input walked: see
+/// [`last_encoded_bytes`]) per instruction charged against
+/// `max-instructions`, so that a loop of calls cannot do unbounded work in
+/// a few instructions, and the instruction limit, not fuel, stops it. With
+/// the encoder's walk counted as it is, the densest values measured (nested
+/// arrays of small integers, nested objects) cost 130 to 300 units of fuel
+/// per charged instruction, within the 500 the host derives per
+/// instruction. Each call costs at least one; a failed encoding pays for
+/// the work it did before it failed.
+pub const BYTES_PER_INSTRUCTION: u64 = 2;
+
 /// What visiting one table entry counts in [`Encoder::walked`], in bytes of
 /// work: an entry is walked twice (its shape, then its value) and its value
 /// converted, about 1,000 units of fuel for a small integer in an array,
 /// which this charges at 4 instructions (see
-/// `jsonlib::BYTES_PER_INSTRUCTION`).
+/// [`BYTES_PER_INSTRUCTION`]).
 const KEY_WORK: usize = 8;
 
 impl Encoder {
@@ -737,20 +750,19 @@ pub unsafe fn to_value(
 }
 
 /// The work, in bytes of JSON text, that the instruction budget of the
-/// thread `l` has left at [`crate::jsonlib::BYTES_PER_INSTRUCTION`]: a
+/// thread `l` has left at [`BYTES_PER_INSTRUCTION`]: a
 /// charged conversion gives up past it, so its charge ends the eval at the
 /// limit rather than after the work.
 ///
 /// # Safety
 /// `l` is a live thread of a Vm-owned state.
 unsafe fn work_left(l: *mut lua_State) -> usize {
-    // SAFETY: `Vm::from_state` is valid on a Vm-owned state and `count`
+    // SAFETY: `Vm::from_state` is valid on a Vm-owned state and `lua::count`
     // reads one field (caller).
     unsafe {
-        let max = crate::vm::Vm::from_state(l).limits().max_instructions;
-        let left = max.saturating_sub(crate::limits::count(l));
-        usize::try_from(left.saturating_mul(crate::jsonlib::BYTES_PER_INSTRUCTION))
-            .unwrap_or(usize::MAX)
+        let max = Vm::from_state(l).limits().max_instructions;
+        let left = max.saturating_sub(lua::count(l));
+        usize::try_from(left.saturating_mul(BYTES_PER_INSTRUCTION)).unwrap_or(usize::MAX)
     }
 }
 
@@ -795,7 +807,7 @@ pub enum Tree {
 }
 
 /// A value received from the host (or parsed by `json.decode`), owned by
-/// the Vm while it is pushed (a push can raise; see `Vm::hold_reply`).
+/// the Vm while it is pushed (a push can raise; see [`hold`]).
 pub enum Received {
     Scalar(WitValue),
     /// A `json` value from the host, checked and pushed from its text.
@@ -813,6 +825,67 @@ impl Received {
                 .map_err(|e| format!("invalid JSON ({e})")),
             scalar => Ok(Received::Scalar(scalar)),
         }
+    }
+}
+
+/// What this module keeps in the Vm: the received values being converted
+/// to Lua values, innermost last. A push can raise a memory error, which
+/// unwinds without running Rust destructors, so each value is boxed here
+/// and freed by [`release`], or by the next eval (or the Vm's end) if a
+/// push raised. One slot would not do: the pushes can run finalizers,
+/// which can call a capability while an outer reply is still being read.
+#[derive(Default)]
+struct Held(RefCell<Vec<NonNull<Received>>>);
+
+impl Held {
+    /// Frees the values left by pushes that raised.
+    fn free(&self) {
+        for value in self.0.take() {
+            // SAFETY: every listed pointer came from `Box::leak` in `hold`
+            // and is freed once, after leaving the list. This runs between
+            // evals or once the state is closed, when no push is reading a
+            // value.
+            drop(unsafe { Box::from_raw(value.as_ptr()) });
+        }
+    }
+}
+
+impl Extension for Held {
+    fn begin_eval(&self) {
+        self.free();
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        self.free();
+    }
+}
+
+/// Moves a received value into the Vm while it becomes Lua values. The
+/// value stays where the pointer says until [`release`] or the next eval,
+/// whichever comes first.
+pub fn hold(vm: &Vm, value: Received) -> NonNull<Received> {
+    let value = NonNull::from(Box::leak(Box::new(value)));
+    vm.extension::<Held>().0.borrow_mut().push(value);
+    value
+}
+
+/// Frees a value that [`hold`] returned, unless the next eval already has.
+///
+/// # Safety
+/// No reference to the value is used afterwards.
+pub unsafe fn release(vm: &Vm, value: NonNull<Received>) {
+    let held = {
+        let mut values = vm.extension::<Held>().0.borrow_mut();
+        let at = values.iter().rposition(|&v| v == value);
+        at.map(|i| values.remove(i))
+    };
+    if let Some(value) = held {
+        // SAFETY: the pointer was still listed, so it came from `Box::leak`
+        // in `hold` and has not been freed; it is unlisted now, so it is
+        // freed once, and the caller uses no reference to it any more.
+        drop(unsafe { Box::from_raw(value.as_ptr()) });
     }
 }
 
@@ -857,21 +930,6 @@ pub unsafe fn push(l: *mut lua_State, value: &Tree, max_depth: u32) -> Result<()
     // SAFETY: `push_at` has the same contract as this function, starting at
     // depth 0.
     unsafe { push_at(l, value, max_depth, 0) }
-}
-
-/// Why a push stops when the Lua stack cannot grow for the next level.
-pub const NO_STACK: &str = "value nests too deeply for the Lua stack";
-
-/// Refuses a table at nesting level `depth` past `max_depth`
-/// (`max-value-depth`).
-pub fn enter(depth: u32, max_depth: u32) -> Result<(), String> {
-    if depth >= max_depth {
-        Err(format!(
-            "value nests deeper than {max_depth} levels (max-value-depth)"
-        ))
-    } else {
-        Ok(())
-    }
 }
 
 /// [`push`] at nesting level `depth`.

@@ -25,20 +25,9 @@ use crate::json::{self, EncodeError, Received, Tree};
 use crate::lua::{self, Raise, ffi, lua_State};
 use crate::vm::{ErrorKind, Kind, Vm};
 
-/// Bytes of work (JSON text produced, or input walked: see
-/// `json::last_encoded_bytes`) per instruction charged against
-/// `max-instructions`, so that a loop of calls cannot do unbounded work in
-/// a few instructions, and the instruction limit, not fuel, stops it. With
-/// the encoder's walk counted as it is, the densest values measured (nested
-/// arrays of small integers, nested objects) cost 130 to 300 units of fuel
-/// per charged instruction, within the 500 the host derives per
-/// instruction. Each call costs at least one; a failed encoding pays for
-/// the work it did before it failed.
-pub const BYTES_PER_INSTRUCTION: u64 = 2;
-
 /// What a call that handles `bytes` of text costs in instructions.
 pub fn cost(bytes: usize) -> u64 {
-    1 + bytes as u64 / BYTES_PER_INSTRUCTION
+    1 + bytes as u64 / json::BYTES_PER_INSTRUCTION
 }
 
 /// What parsing JSON `text` into Lua values costs in instructions: one per
@@ -210,8 +199,8 @@ unsafe fn decode_body(l: *mut lua_State) -> Result<c_int, Raise> {
     // this frame owns nothing, and returns `len` bytes of the string at index
     // 1, which stays on the stack while `parse` reads them; `charge` runs
     // before anything is built. `parse` calls no Lua function. The document is
-    // boxed in the Vm (`hold_reply`) while it is pushed, since a push may raise
-    // a memory error: only `release_reply` or the next eval frees it, so
+    // boxed in the Vm (`json::hold`) while it is pushed, since a push may raise
+    // a memory error: only `json::release` or the next eval frees it, so
     // `reply.as_ref()` stays valid until then and is not used after. Messages
     // move into the Vm through `raise_trip` and `raise_runtime`;
     // `lua_settop` only drops values.
@@ -244,10 +233,10 @@ unsafe fn decode_body(l: *mut lua_State) -> Result<c_int, Raise> {
                 return Err(raise_runtime(l, prefixed("json.decode: ", msg)));
             }
         };
-        let reply = vm.hold_reply(Received::Json(value));
+        let reply = json::hold(vm, Received::Json(value));
         ffi::lua_settop(l, 0);
         let pushed = json::push_received(l, reply.as_ref(), limits.max_value_depth);
-        vm.release_reply(reply);
+        json::release(vm, reply);
         if let Err(msg) = pushed {
             ffi::lua_settop(l, 0);
             return Err(raise_runtime(l, prefixed("json.decode: ", msg)));

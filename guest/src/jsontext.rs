@@ -11,7 +11,7 @@
 //! stay integers, `-0` is a float, a repeated key keeps its last value).
 //!
 //! A push may raise a Lua memory error. Its frames hold only borrows of the
-//! checked text, which its owner (the Vm, see `Vm::hold_reply`) keeps, and
+//! checked text, which its owner (the Vm, see `json::hold`) keeps, and
 //! a string with escapes is decoded outside the Lua heap (as the tree held
 //! it, so it is charged once, as the Lua string) and handed to the Vm to
 //! push (`Vm::push_owned`), so an error that unwinds past them leaks
@@ -23,9 +23,23 @@ use std::fmt;
 
 use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 
-use crate::json;
 use crate::lua::{self, ffi, lua_State};
 use crate::vm::{Vm, to_c_int};
+
+/// Why a push stops when the Lua stack cannot grow for the next level.
+pub const NO_STACK: &str = "value nests too deeply for the Lua stack";
+
+/// Refuses a table (here and in `json::push`) at nesting level `depth`
+/// past `max_depth` (`max-value-depth`).
+pub fn enter(depth: u32, max_depth: u32) -> Result<(), String> {
+    if depth >= max_depth {
+        Err(format!(
+            "value nests deeper than {max_depth} levels (max-value-depth)"
+        ))
+    } else {
+        Ok(())
+    }
+}
 
 /// A JSON text that serde_json accepts, with the size of each container.
 pub struct Checked {
@@ -227,7 +241,7 @@ impl Walk<'_> {
         // error inside the caller's protected call; these frames own nothing.
         unsafe {
             if ffi::lua_checkstack(l, 3) == 0 {
-                return Err(json::NO_STACK.to_owned());
+                return Err(NO_STACK.to_owned());
             }
             self.skip_space();
             match self.peek() {
@@ -245,7 +259,7 @@ impl Walk<'_> {
                 }
                 b'"' => self.string(l)?,
                 b'[' => {
-                    json::enter(depth, self.max_depth)?;
+                    enter(depth, self.max_depth)?;
                     self.pos += 1;
                     ffi::lua_createtable(l, self.size(), 0);
                     let table = ffi::lua_gettop(l);
@@ -273,7 +287,7 @@ impl Walk<'_> {
                     }
                 }
                 b'{' => {
-                    json::enter(depth, self.max_depth)?;
+                    enter(depth, self.max_depth)?;
                     self.pos += 1;
                     ffi::lua_createtable(l, 0, self.size());
                     let table = ffi::lua_gettop(l);

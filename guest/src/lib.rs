@@ -2,8 +2,11 @@
 //! contract (wit/moonbox.wit; docs/wit.md explains it for host authors).
 //!
 //! Layout:
-//! - `vm`: the Lua state, its allocator (heap and string limits) and per-eval
-//!   counters;
+//! - `lua`: the raw Lua C API and the rules for calling it (how a Lua error
+//!   crosses Rust frames);
+//! - `vm`: the base layer, which imports no feature: the Lua state, its
+//!   allocator (heap and string limits), the first limit that tripped, and
+//!   the slots in which each feature below keeps its own state;
 //! - `limits`: the instruction budget (instruction and call-depth limits) and the
 //!   helpers that raise the guest's own errors (a tripped limit, a tagged
 //!   error);
@@ -21,9 +24,12 @@
 //! - `snapshot`: the Lua state built at build time, which the first session
 //!   of an instance takes;
 //! - `session`: eval and check;
-//! - `wit`: the WIT bindings (the only generated code), the exported
-//!   `session` resource and the conversions at their edge.
+//! - `bindings`: the WIT bindings (the only generated code), whose imports
+//!   the features call;
+//! - `wit`: the exported `session` resource and the conversions at the
+//!   edge between the contract's types and the guest's own.
 
+mod bindings;
 mod capability;
 mod check;
 mod clock;

@@ -27,35 +27,6 @@ use crate::vm::{ErrorKind, Kind, Vm};
 /// Instructions between two checks of the call depth.
 pub const STEP: u64 = 1000;
 
-/// The budget function the VM calls once the count reaches the check point.
-type Budget = unsafe extern "C-unwind" fn(l: *mut lua_State);
-
-// The instruction budget that `lua/budget.diff` adds to Lua's API.
-unsafe extern "C-unwind" {
-    fn lua_setbudget(l: *mut lua_State, f: Option<Budget>, check: u64);
-    fn lua_getcount(l: *mut lua_State) -> u64;
-    fn lua_setcount(l: *mut lua_State, count: u64);
-}
-
-/// The instructions counted since the count was last set.
-///
-/// # Safety
-/// `l` is a live state (any of its threads).
-pub unsafe fn count(l: *mut lua_State) -> u64 {
-    // SAFETY: `lua_getcount` reads one field of the live state's global
-    // part; it neither allocates nor raises.
-    unsafe { lua_getcount(l) }
-}
-
-/// Sets the count (0 before each eval; more when a C function charges).
-///
-/// # Safety
-/// `l` is a live state (any of its threads).
-pub unsafe fn set_count(l: *mut lua_State, count: u64) {
-    // SAFETY: As in `count`: one field written, no allocation, no raise.
-    unsafe { lua_setcount(l, count) }
-}
-
 /// Sets the check point for the count: the next [`STEP`] instructions, or
 /// just past the limit.
 ///
@@ -63,16 +34,16 @@ pub unsafe fn set_count(l: *mut lua_State, count: u64) {
 /// `l` is a live state owned by a [`Vm`]. Neither allocates nor raises.
 pub unsafe fn arm(l: *mut lua_State) {
     // SAFETY: `Vm::from_state` is valid for a Vm-owned state (caller).
-    // `lua_setbudget` only stores the function and the check point in the
+    // `set_budget` only stores the function and the check point in the
     // state's global part, without allocating or raising, so this is sound
     // outside a protected call. `budget` is sound on any thread of a
     // Vm-owned state, which is the only kind it is installed on.
     unsafe {
         let vm = Vm::from_state(l);
-        let check = count(l)
+        let check = lua::count(l)
             .saturating_add(STEP)
             .min(vm.limits().max_instructions.saturating_add(1));
-        lua_setbudget(l, Some(budget), check);
+        lua::set_budget(l, budget, check);
     }
 }
 
@@ -86,12 +57,12 @@ pub unsafe fn arm(l: *mut lua_State) {
 /// raises.
 pub unsafe fn arm_tripped(l: *mut lua_State) {
     // SAFETY: `Vm::from_state` only reads the state's allocator data (the
-    // caller says it is a Vm's). `lua_setbudget` and `lua_sethook` only write
+    // caller says it is a Vm's). `set_budget` and `lua_sethook` only write
     // fields of the live state and its threads, without allocating or
     // raising, which is why `Vm::trip` may call this from inside the
     // allocator. `tripped_hook` is sound on any thread of a Vm-owned state.
     unsafe {
-        lua_setbudget(l, Some(budget), 0);
+        lua::set_budget(l, budget, 0);
         ffi::lua_sethook(l, Some(tripped_hook), ffi::LUA_MASKCOUNT, 1);
         let main = Vm::from_state(l).state();
         if !main.is_null() && main != l {
@@ -135,10 +106,10 @@ pub const CAPABILITY_COST: u64 = 100;
 /// `l` is a live thread of a Vm-owned state.
 pub unsafe fn would_trip(l: *mut lua_State, cost: u64) -> bool {
     // SAFETY: `Vm::from_state` is valid on a Vm-owned state (caller), and
-    // `count` reads one field.
+    // `lua::count` reads one field.
     unsafe {
         let vm = Vm::from_state(l);
-        vm.has_tripped() || count(l).saturating_add(cost) > vm.limits().max_instructions
+        vm.has_tripped() || lua::count(l).saturating_add(cost) > vm.limits().max_instructions
     }
 }
 
@@ -161,8 +132,8 @@ pub unsafe fn charge(l: *mut lua_State, cost: u64) -> bool {
             vm.push_trip(l);
             return true;
         }
-        let total = count(l).saturating_add(cost);
-        set_count(l, total);
+        let total = lua::count(l).saturating_add(cost);
+        lua::set_count(l, total);
         if total > vm.limits().max_instructions {
             return raise_instruction_limit(l, vm, 1);
         }
@@ -208,7 +179,7 @@ unsafe fn check(l: *mut lua_State) -> bool {
             return true;
         }
         let limits = vm.limits();
-        if count(l) > limits.max_instructions {
+        if lua::count(l) > limits.max_instructions {
             return raise_instruction_limit(l, vm, 0);
         }
         let depth = c_int::try_from(limits.max_call_depth).unwrap_or(c_int::MAX);

@@ -6,19 +6,59 @@
 //! function that raises errors, and errors raised as plain Lua strings so scripts
 //! see exactly what the reference interpreter would show.
 //!
-//! Every function that raises a Lua error (`lua_error`) unwinds through the
-//! Rust frames between it and the enclosing `lua_pcall` without running their
-//! destructors. C functions in this crate therefore follow one pattern: a
-//! body returns `Result<c_int, Raise>` with every owned Rust value dropped,
-//! and only the thin `extern "C-unwind"` entry point calls `lua_error`.
-//! Owned bytes that must be pushed go through `Vm::push_owned`, which keeps
-//! them in the Vm while Lua may raise.
+//! # How a Lua error crosses Rust frames
+//!
+//! Lua raises an error (`lua_error`, `luaL_error`, a failed `luaL_check*`,
+//! a memory error in any API call that allocates, and `lua_yieldk`'s yield)
+//! with `longjmp` to the `setjmp` in the nearest `luaD_rawrunprotected`:
+//! the one under every `lua_pcall`, `lua_resume`, finalizer call and
+//! [`protected`]. On wasm32-wasip2 the C compiler lowers that pair to the
+//! exception-handling proposal: `longjmp` (`__wasm_longjmp` in
+//! `c/setjmp.c`) throws the `__c_longjmp` tag, and only the C function
+//! that called `setjmp` catches it (in a `try_table`, rethrowing a jump
+//! meant for an outer one). The guest's Rust code is built without the
+//! exception-handling feature and with `panic = "abort"`, so it contains no
+//! `try_table` and no landing pads: the exception passes through every
+//! Rust frame between the raise and the catch, and no code of those frames
+//! runs again. No destructor runs, no `RefCell` borrow is released, nothing
+//! owned is freed. (A Rust panic never takes that path: `panic = "abort"`
+//! turns it into a trap that ends the instance.)
+//!
+//! That is sound only while each Rust frame a raise may pass owns nothing:
+//! no heap value, no `RefCell` guard, no value whose drop matters. (Rust
+//! asks the same of any frame a `longjmp` skips: it must be a "plain old
+//! frame", with nothing to drop.) The guest keeps it so with one pattern:
+//! - Every C function Lua calls (library functions, the budget function,
+//!   hooks, continuations) is an `extern "C-unwind"` entry point, the ABI
+//!   through which an unwind from C may enter Rust code. Its body returns
+//!   `Result<c_int, Raise>` with every owned value dropped, and the entry
+//!   point calls `lua_error` (or `lua_yieldk`). The few helpers that raise
+//!   themselves (a capability's name collision, the coroutine wrappers,
+//!   loading the host's modules, setting the inputs, the budget function
+//!   and its hook) hold only borrows and plain values when they do.
+//! - Where a body must call something that may raise while it has an owned
+//!   value, the value first moves into the Vm: bytes through
+//!   `Vm::push_owned`, received values through `json::hold`, a tripped
+//!   limit's message through `Vm::trip`, replies of a batch into
+//!   `parallel`'s state. The Vm frees them at the next use or eval.
+//! - `RefCell`s in the Vm and in the features' states are borrowed only
+//!   within one statement or block that calls no Lua function, and the
+//!   references that outlive a call into Lua (`Vm::extension`,
+//!   `Vm::capabilities`) hold no guard.
+//! - The functions C code calls that are not Lua C functions (the
+//!   allocator, the output stream's write function, the C library's `time`
+//!   and `getenv`) are plain `extern "C"` and never call anything that
+//!   raises; the first two report failure by their return value and record
+//!   a trip.
+//!
+//! Natively (the unit tests), Lua uses the C library's `_setjmp` and
+//! `_longjmp`, which skip the same frames in the same way.
 //!
 //! # Safety conventions
 //!
 //! The `// SAFETY:` comments in the guest rest on these facts:
 //! - **Live states.** Every `lua_State` the guest touches is a thread of a
-//!   state that `Vm::new` created and has not closed. The guest registers its
+//!   state that `Vm::open` created and has not closed. The guest registers its
 //!   C functions and its budget function only on such states, so the `l` they
 //!   receive is one, and `Vm::from_state(l)` is the owning Vm.
 //! - **Stack room.** Lua runs a C function, a hook or the budget function with at least
@@ -44,6 +84,49 @@ use std::ffi::{c_char, c_int};
 unsafe extern "C-unwind" {
     /// Resets a thread, closing its pending to-be-closed variables.
     pub fn lua_closethread(l: *mut lua_State, from: *mut lua_State) -> c_int;
+}
+
+/// The budget function the VM calls once the instruction count reaches the
+/// check point (see `limits`).
+pub type Budget = unsafe extern "C-unwind" fn(l: *mut lua_State);
+
+// The instruction budget that `lua/budget.diff` adds to Lua's API.
+unsafe extern "C-unwind" {
+    fn lua_setbudget(l: *mut lua_State, f: Option<Budget>, check: u64);
+    fn lua_getcount(l: *mut lua_State) -> u64;
+    fn lua_setcount(l: *mut lua_State, count: u64);
+}
+
+/// The instructions counted since the count was last set.
+///
+/// # Safety
+/// `l` is a live state (any of its threads).
+pub unsafe fn count(l: *mut lua_State) -> u64 {
+    // SAFETY: `lua_getcount` reads one field of the live state's global
+    // part; it neither allocates nor raises.
+    unsafe { lua_getcount(l) }
+}
+
+/// Sets the count (0 before each eval; more when a C function charges).
+///
+/// # Safety
+/// `l` is a live state (any of its threads).
+pub unsafe fn set_count(l: *mut lua_State, count: u64) {
+    // SAFETY: As in `count`: one field written, no allocation, no raise.
+    unsafe { lua_setcount(l, count) }
+}
+
+/// Installs `f` as the budget function, called once the count reaches
+/// `check`.
+///
+/// # Safety
+/// `l` is a live state (any of its threads), and `f` is sound to call on
+/// any of its threads whenever Lua code runs. Neither allocates nor raises.
+pub unsafe fn set_budget(l: *mut lua_State, f: Budget, check: u64) {
+    // SAFETY: `lua_setbudget` only stores the function and the check point
+    // in the live state's global part, without allocating or raising; the
+    // caller vouches for `f`.
+    unsafe { lua_setbudget(l, Some(f), check) }
 }
 
 /// Marker returned by a C function body when it has pushed an error value

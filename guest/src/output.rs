@@ -11,13 +11,43 @@
 //! `log(level, message, fields)` sends a structured event through the
 //! `output.log` import instead, charged against the same `max-output-bytes`.
 
+use std::cell::{Cell, OnceCell};
 use std::ffi::{c_char, c_int, c_void};
 
+use crate::bindings::{LogLevel, Value as WitValue, output};
 use crate::json;
 use crate::limits::raise_tagged;
 use crate::lua::{self, Raise, ffi, lua_State};
-use crate::vm::{ErrorKind, Kind, Vm};
-use crate::wit::{LogLevel, Value as WitValue, output};
+use crate::vm::{ErrorKind, Extension, Kind, Vm};
+
+/// What this module keeps in the Vm: the eval's output and log charges,
+/// and the C stream behind `io.stdout`.
+#[derive(Default)]
+struct Output {
+    /// Bytes written this eval.
+    bytes: Cell<u64>,
+    /// What this eval's log events have been charged (see [`log_body`]),
+    /// which shares `max-output-bytes` with `bytes`.
+    log_bytes: Cell<u64>,
+    /// Opened by [`install`] once the Vm is in place; closed when the Vm
+    /// frees its extensions, after the state.
+    stdout: OnceCell<Stdout>,
+}
+
+impl Extension for Output {
+    fn begin_eval(&self) {
+        self.bytes.set(0);
+        self.log_bytes.set(0);
+        if let Some(stdout) = self.stdout.get() {
+            stdout.reset();
+        }
+    }
+}
+
+/// Bytes the script has written to the output stream this eval.
+pub fn written(vm: &Vm) -> u64 {
+    vm.extension::<Output>().bytes.get()
+}
 
 /// Writes `bytes` to the host's stream, counting them against
 /// `max-output-bytes`. What fits is written; past the limit the limit trips
@@ -27,16 +57,17 @@ pub fn write(vm: &Vm, bytes: &[u8], position: impl FnOnce() -> String) -> bool {
     if vm.has_tripped() {
         return false;
     }
-    let used = vm.output_bytes.get();
+    let out = vm.extension::<Output>();
+    let used = out.bytes.get();
     let max = vm.limits().max_output_bytes;
     // Log events share the budget (see `log_body`).
-    let spent = used.saturating_add(vm.log_bytes.get());
+    let spent = used.saturating_add(out.log_bytes.get());
     let room = usize::try_from(max.saturating_sub(spent)).unwrap_or(usize::MAX);
     if bytes.len() > room {
         if room > 0 {
             output::write(&bytes[..room]);
         }
-        vm.output_bytes.set(used + room as u64);
+        out.bytes.set(used + room as u64);
         vm.trip(
             Kind::Error(ErrorKind::OutputLimit),
             format!(
@@ -48,7 +79,7 @@ pub fn write(vm: &Vm, bytes: &[u8], position: impl FnOnce() -> String) -> bool {
     }
     if !bytes.is_empty() {
         output::write(bytes);
-        vm.output_bytes.set(used + bytes.len() as u64);
+        out.bytes.set(used + bytes.len() as u64);
     }
     true
 }
@@ -237,7 +268,8 @@ unsafe fn log_body(l: *mut lua_State) -> Result<c_int, Raise> {
             .saturating_add(fields.len() as u64)
             .saturating_add(LOG_EVENT_BYTES);
         let max = vm.limits().max_output_bytes;
-        let spent = vm.output_bytes.get().saturating_add(vm.log_bytes.get());
+        let out = vm.extension::<Output>();
+        let spent = out.bytes.get().saturating_add(out.log_bytes.get());
         if cost > max.saturating_sub(spent) {
             drop(message);
             drop(fields);
@@ -248,7 +280,7 @@ unsafe fn log_body(l: *mut lua_State) -> Result<c_int, Raise> {
             crate::limits::raise_trip(l, vm, Kind::Error(ErrorKind::OutputLimit), why);
             return Err(Raise);
         }
-        vm.log_bytes.set(vm.log_bytes.get().saturating_add(cost));
+        out.log_bytes.set(out.log_bytes.get().saturating_add(cost));
         output::log(level, &message, &fields);
         drop(message);
         drop(fields);
@@ -295,8 +327,9 @@ const IONBF: c_int = 2;
 /// Called by the C library only, for the stream [`Stdout::open`] made: `cookie`
 /// is the Vm, and `buf` holds `len` bytes.
 unsafe extern "C" fn cookie_write(cookie: *mut c_void, buf: *const c_char, len: usize) -> isize {
-    // SAFETY: the cookie is the Vm that opened the stream and outlives it
-    // (`Vm::drop` closes the stream after the state).
+    // SAFETY: the cookie is the Vm that opened the stream and outlives it:
+    // the stream is the Vm's extension, which the Vm frees (closing the
+    // stream) after the state is closed and before the Vm itself.
     let vm = unsafe { &*(cookie as *const Vm) };
     let bytes = if len == 0 {
         &[][..]
@@ -306,14 +339,14 @@ unsafe extern "C" fn cookie_write(cookie: *mut c_void, buf: *const c_char, len: 
     };
     // The running function is a C function (`write`); its caller is the
     // script. The main thread's frames name it, or the `resume` that is
-    // running the coroutine which wrote. While the state closes (`Vm::drop`
-    // has already cleared it), a finalizer's write has no position.
+    // running the coroutine which wrote. While the state closes (the Vm has
+    // already cleared it), a finalizer's write has no position.
     let position = || {
         let state = vm.state();
         if state.is_null() {
             return String::new();
         }
-        // SAFETY: A non-null state pointer means an open state: `Vm::drop`
+        // SAFETY: A non-null state pointer means an open state: the Vm
         // clears it before closing the state. Writes reach this function only
         // from Lua code running on that state, and `position` only reads its
         // call frames.
@@ -329,19 +362,20 @@ unsafe extern "C" fn cookie_write(cookie: *mut c_void, buf: *const c_char, len: 
 }
 
 /// A C stream, unbuffered, whose writes go to the output stream.
-pub struct Stdout(*mut c_void);
+struct Stdout(*mut c_void);
 
 impl Stdout {
     /// Opens the stream for `vm`, or `None` if the C library cannot.
-    pub fn open(vm: &Vm) -> Option<Stdout> {
+    fn open(vm: &Vm) -> Option<Stdout> {
         let funcs = CookieFunctions {
             read: std::ptr::null(),
             write: Some(cookie_write),
             seek: std::ptr::null(),
             close: std::ptr::null(),
         };
-        // SAFETY: the cookie is a stable pointer to the boxed Vm, which owns
-        // the stream and closes it before it is freed.
+        // SAFETY: the cookie is a stable pointer to the Vm (it never moves:
+        // see `vm::Handle`), which holds the stream as this module's
+        // extension and closes it before it is freed.
         let f = unsafe {
             fopencookie(
                 (vm as *const Vm).cast_mut().cast::<c_void>(),
@@ -358,7 +392,7 @@ impl Stdout {
     }
 
     /// Clears the error flag a refused write left, before the next eval.
-    pub fn reset(&self) {
+    fn reset(&self) {
         // SAFETY: A `Stdout` holds a stream from `open` until its drop closes
         // it, so the stream is open; `clearerr` only resets its flags.
         unsafe { clearerr(self.0) };
@@ -368,25 +402,40 @@ impl Stdout {
 impl Drop for Stdout {
     fn drop(&mut self) {
         // SAFETY: opened by `open`, closed once; the Lua state that used it
-        // is already closed (the Vm drops the state first).
+        // is already closed (the Vm frees its extensions after closing the
+        // state). The stream is unbuffered, so closing it writes nothing.
         unsafe { fclose(self.0) };
     }
 }
 
-/// Installs `print` and `log`, and points the `io` library's standard output at
-/// `stdout`. Runs in protected mode before the sandbox rebuilds `io`.
+/// Installs `print` and `log`, opens the C stream behind `io.stdout` and
+/// points the `io` library's standard output at it. Runs in protected mode
+/// before the sandbox rebuilds `io`; raises if the stream cannot be opened.
 ///
 /// # Safety
-/// `l` is a live Vm-owned state; `globals` and `io` are absolute indices of
-/// the globals table and the original `io` table.
-pub unsafe fn install(l: *mut lua_State, globals: c_int, io: c_int, stdout: &Stdout) {
+/// `l` is a live Vm-owned state in protected mode; `globals` and `io` are
+/// absolute indices of the globals table and the original `io` table.
+pub unsafe fn install(l: *mut lua_State, globals: c_int, io: c_int) {
     // SAFETY: `globals` and `io` are absolute indices of tables on the live
     // state (caller), which is in protected mode, so the pushes and raw sets
-    // may raise. `luaL_testudata` returns null or the block of a userdata with
-    // the `FILE*` metatable, which the io library creates as a `luaL_Stream`,
-    // laid out as `Stream`; only its C stream is replaced, with `stdout`'s,
-    // which the Vm keeps open until after the state is closed.
+    // may raise; the error for a stream that cannot be opened is a static
+    // string, and this frame owns nothing (the stream is the Vm's).
+    // `luaL_testudata` returns null or the block of a userdata with the
+    // `FILE*` metatable, which the io library creates as a `luaL_Stream`,
+    // laid out as `Stream`; only its C stream is replaced, with the one the
+    // Vm keeps open until after the state is closed.
     unsafe {
+        let vm = Vm::from_state(l);
+        let out = vm.extension::<Output>();
+        if out.stdout.get().is_none()
+            && let Some(stdout) = Stdout::open(vm)
+        {
+            let _ = out.stdout.set(stdout);
+        }
+        let Some(stdout) = out.stdout.get() else {
+            lua::push_bytes(l, b"cannot open the output stream");
+            ffi::lua_error(l);
+        };
         ffi::lua_pushcfunction(l, print_entry);
         lua::set_field(l, globals, "print");
         ffi::lua_pushcfunction(l, log_entry);

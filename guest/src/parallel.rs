@@ -24,13 +24,34 @@
 //! eval's: each coroutine is charged as `coroutine.create` is, each call as a
 //! direct call is, and a trip in any coroutine ends the eval.
 
+use std::cell::RefCell;
 use std::ffi::c_int;
 
-use crate::capability::push_reply;
+use crate::bindings::capabilities;
+use crate::capability::{self, CallReply, PendingCall, push_reply};
 use crate::limits::{self, COROUTINE_COST, raise_tagged};
 use crate::lua::{self, Raise, ffi, lua_State};
-use crate::vm::{Delivery, ErrorKind, PendingCall, Vm};
-use crate::wit::capabilities;
+use crate::vm::{ErrorKind, Extension, Vm};
+
+/// A reply on its way back to the coroutine of `parallel` that waits for it.
+struct Delivery {
+    item: usize,
+    capability: usize,
+    reply: CallReply,
+}
+
+/// What this module keeps in the Vm: the replies of the batches `parallel`
+/// is handing out, innermost last, owned here while they become Lua values
+/// (a push can raise a memory error, which unwinds without running Rust
+/// destructors). Each `parallel` truncates the list back to its own depth.
+#[derive(Default)]
+struct Batches(RefCell<Vec<Vec<Option<Delivery>>>>);
+
+impl Extension for Batches {
+    fn begin_eval(&self) {
+        self.0.take();
+    }
+}
 
 /// Stack slots of `parallel`'s frame.
 const ITEMS: c_int = 1;
@@ -80,7 +101,7 @@ unsafe fn parallel_body(l: *mut lua_State) -> Result<c_int, Raise> {
     // coroutines and the results at fixed slots, and every round leaves it as
     // it found it. Owned values exist only between Lua calls that cannot
     // raise: the batch taken from the Vm becomes the host's replies, which
-    // move back into the Vm (`batches`) before anything is pushed, and each
+    // move back into the Vm ([`Batches`]) before anything is pushed, and each
     // reply moves into `push_reply`, which holds it in the Vm while it is
     // pushed. `abort` clears what this call left in the Vm before any error
     // leaves it.
@@ -97,8 +118,10 @@ unsafe fn parallel_body(l: *mut lua_State) -> Result<c_int, Raise> {
         ffi::lua_createtable(l, size, 0);
         ffi::lua_createtable(l, size, 0);
         let vm = Vm::from_state(l);
-        let mark = vm.pending.borrow().len();
-        let depth = vm.batches.borrow().len();
+        let calls = capability::calls(vm);
+        let batches = &vm.extension::<Batches>().0;
+        let mark = calls.pending_len();
+        let depth = batches.borrow().len();
         for item in 1..=n {
             if limits::charge(l, COROUTINE_COST) {
                 return Err(abort(l, vm, mark, depth));
@@ -115,7 +138,7 @@ unsafe fn parallel_body(l: *mut lua_State) -> Result<c_int, Raise> {
             step(l, vm, co, item, 1, mark, depth)?;
         }
         loop {
-            let batch = vm.pending.borrow_mut().split_off(mark);
+            let batch = calls.take_pending(mark);
             if batch.is_empty() {
                 break;
             }
@@ -126,15 +149,14 @@ unsafe fn parallel_body(l: *mut lua_State) -> Result<c_int, Raise> {
             let cost = deliveries
                 .iter()
                 .flatten()
-                .map(|d| crate::capability::reply_cost(&d.reply))
+                .map(|d| capability::reply_cost(&d.reply))
                 .fold(0u64, u64::saturating_add);
-            vm.batches.borrow_mut().push(deliveries);
+            batches.borrow_mut().push(deliveries);
             if limits::charge(l, cost) {
                 return Err(abort(l, vm, mark, depth));
             }
             for j in 0..count {
-                let delivery = vm
-                    .batches
+                let delivery = batches
                     .borrow_mut()
                     .get_mut(depth)
                     .and_then(|batch| batch.get_mut(j))
@@ -167,13 +189,13 @@ unsafe fn parallel_body(l: *mut lua_State) -> Result<c_int, Raise> {
                 }
                 ffi::lua_xmove(l, co, 2);
                 // The capability's continuation takes the reply only from
-                // this resume (see `Vm::delivering`).
-                vm.delivering.set(co as usize);
+                // this resume (see `capability::Calls::deliver_to`).
+                calls.deliver_to(co as usize);
                 let stepped = step(l, vm, co, item, 2, mark, depth);
-                vm.delivering.set(0);
+                calls.deliver_to(0);
                 stepped?;
             }
-            vm.batches.borrow_mut().truncate(depth);
+            batches.borrow_mut().truncate(depth);
         }
         ffi::lua_settop(l, RESULTS);
         Ok(1)
@@ -245,14 +267,15 @@ unsafe fn step(
     // tables. The pending list is borrowed only while no Lua code runs, and
     // every raise happens with nothing owned on this frame.
     unsafe {
-        let before = vm.pending.borrow().len();
-        let saved = vm.resuming.replace(co as usize);
+        let calls = capability::calls(vm);
+        let before = calls.pending_len();
+        let saved = calls.begin_resume(co as usize);
         let mut nres: c_int = 0;
         let status = ffi::lua_resume(co, l, nargs, &mut nres);
-        vm.resuming.set(saved);
+        calls.end_resume(saved);
         match status {
             ffi::LUA_OK => {
-                vm.pending.borrow_mut().truncate(before);
+                calls.truncate_pending(before);
                 if nres > 0 {
                     ffi::lua_pop(co, nres - 1);
                     ffi::lua_xmove(co, l, 1);
@@ -264,19 +287,7 @@ unsafe fn step(
             }
             ffi::LUA_YIELD => {
                 ffi::lua_pop(co, nres);
-                let yielded = {
-                    let mut pending = vm.pending.borrow_mut();
-                    let own = pending[before.min(pending.len())..]
-                        .iter()
-                        .rposition(|call| call.thread == co as usize)
-                        .map(|k| pending.remove(before + k));
-                    pending.truncate(before);
-                    own.map(|mut call| {
-                        call.item = item;
-                        pending.push(call);
-                    })
-                    .is_some()
-                };
+                let yielded = calls.refile(before, co as usize, item);
                 if yielded {
                     return Ok(());
                 }
@@ -320,8 +331,8 @@ unsafe fn abort(l: *mut lua_State, vm: &Vm, mark: usize, depth: usize) -> Raise 
     // stack balanced around it. A trip's message may be pushed instead, with
     // nothing owned on this frame.
     unsafe {
-        vm.pending.borrow_mut().truncate(mark);
-        vm.batches.borrow_mut().truncate(depth);
+        capability::calls(vm).truncate_pending(mark);
+        vm.extension::<Batches>().0.borrow_mut().truncate(depth);
         if vm.push_trip(l) {
             limits::arm_tripped(l);
             return Raise;

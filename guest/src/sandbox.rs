@@ -126,7 +126,7 @@ pub struct Module {
 ///
 /// # Safety
 /// `l` is a live Vm-owned state; the stack is empty.
-pub unsafe fn open(l: *mut lua_State, allow: &Allow, stdout: &crate::output::Stdout) {
+pub unsafe fn open(l: *mut lua_State, allow: &Allow) {
     // SAFETY: The caller passes a live Vm-owned state in protected mode with an
     // empty stack, so opening the libraries and every step below may raise.
     // `globals` and `loaded` are absolute indices, and each `open_*` (and
@@ -138,7 +138,7 @@ pub unsafe fn open(l: *mut lua_State, allow: &Allow, stdout: &crate::output::Std
         let globals = ffi::lua_gettop(l);
         ffi::luaL_getsubtable(l, ffi::LUA_REGISTRYINDEX, c"_LOADED".as_ptr());
         let loaded = ffi::lua_gettop(l);
-        open_io(l, globals, loaded, allow, stdout);
+        open_io(l, globals, loaded, allow);
         open_debug(l, globals, loaded, allow);
         open_os(l, globals, allow);
         open_base(l, globals, allow);
@@ -157,13 +157,7 @@ pub unsafe fn open(l: *mut lua_State, allow: &Allow, stdout: &crate::output::Std
 /// As for the other `open_*`: `l` is a live Vm-owned state in protected
 /// mode, and `globals` and `loaded` are the absolute indices of `_G` and
 /// `package.loaded`. Leaves the stack as it found it.
-unsafe fn open_io(
-    l: *mut lua_State,
-    globals: c_int,
-    loaded: c_int,
-    allow: &Allow,
-    stdout: &crate::output::Stdout,
-) {
+unsafe fn open_io(l: *mut lua_State, globals: c_int, loaded: c_int, allow: &Allow) {
     // SAFETY: The caller's contract (a live Vm-owned state in protected mode,
     // the absolute indices of `_G` and `package.loaded`) is what
     // `output::install` and `replace_library` need; `io` is pushed at an
@@ -171,7 +165,7 @@ unsafe fn open_io(
     // `_G.io` again.
     unsafe {
         lua::get_field(l, globals, "io");
-        crate::output::install(l, globals, ffi::lua_gettop(l), stdout);
+        crate::output::install(l, globals, ffi::lua_gettop(l));
         ffi::lua_pop(l, 1);
         if !allow.has("io") {
             replace_library(l, globals, loaded, "io", IO, allow, IO_DEFAULT);

@@ -1,13 +1,13 @@
 //! A session: one sandboxed Lua state that runs evals, and the syntax check.
 
+use std::cell::RefCell;
 use std::ffi::{c_int, c_void};
 
 use crate::contract;
 use crate::lua::{self, ffi, lua_State};
 use crate::sandbox::{self, Allow, Module};
-use crate::vm::{self, Capability, ErrorKind, Kind, Limits, Vm};
-use crate::wit::Stats;
-use crate::{capability, json, limits};
+use crate::vm::{self, Capability, ErrorKind, Extension, Kind, Limits, Vm};
+use crate::{capability, json, limits, output};
 
 /// A structured error, before it becomes the WIT record.
 #[derive(Debug)]
@@ -27,6 +27,15 @@ pub enum Finished {
     Exited(i32),
 }
 
+/// What an eval cost; the WIT `stats`, which `wit` converts it to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    pub instructions: u64,
+    pub peak_memory_bytes: u64,
+    pub capability_calls: u32,
+    pub output_bytes: u64,
+}
+
 /// The outcome of an eval. Its output has already reached the host.
 pub struct Outcome {
     pub result: Result<Finished, Error>,
@@ -36,7 +45,7 @@ pub struct Outcome {
 /// A global set before an eval.
 pub struct Input {
     pub name: String,
-    pub value: crate::wit::Value,
+    pub value: crate::bindings::Value,
 }
 
 /// Everything a session is created with.
@@ -49,7 +58,7 @@ pub struct Config {
 }
 
 pub struct Session {
-    vm: Box<Vm>,
+    vm: vm::Handle,
     /// The host's module names, for `check`'s messages.
     modules: Vec<String>,
 }
@@ -97,12 +106,17 @@ impl Session {
                 vm.configure(config.limits, config.capabilities, clock);
                 vm
             }
-            None => Vm::new(config.limits, config.capabilities, clock).map_err(|e| match e {
-                vm::NewError::State => format!(
+            None => Vm::open(
+                config.limits,
+                config.capabilities,
+                clock,
+                limits::arm_tripped,
+            )
+            .map_err(|vm::NewError| {
+                format!(
                     "max-memory-bytes ({}) is too small to create a Lua state",
                     config.limits.max_memory_bytes
-                ),
-                vm::NewError::Stdout => "cannot open the output stream".to_owned(),
+                )
             })?,
         };
         vm.start_clock();
@@ -186,8 +200,8 @@ impl Session {
             stats: Stats {
                 instructions: vm.instructions(),
                 peak_memory_bytes: vm.peak_bytes() as u64,
-                capability_calls: vm.capability_calls.get(),
-                output_bytes: vm.output_bytes.get(),
+                capability_calls: capability::calls(vm).made(),
+                output_bytes: output::written(vm),
             },
         }
     }
@@ -245,7 +259,7 @@ impl Session {
     fn begin(&self) -> Option<vm::Trip> {
         let vm = &*self.vm;
         let l = vm.state();
-        vm.begin_eval();
+        self.reset();
         // SAFETY: The state is live; `arm` only sets two of its fields.
         unsafe { limits::arm(l) };
         if vm.used_bytes() as u64 > vm.limits().max_memory_bytes / 2 {
@@ -264,6 +278,20 @@ impl Session {
         vm.tripped()
     }
 
+    /// Clears what the Vm and every feature count per eval, fixes the
+    /// clock `time()` reads and sets the instruction count to 0.
+    fn reset(&self) {
+        let vm = &*self.vm;
+        crate::clock::set(vm.clock());
+        let state = vm.state();
+        if !state.is_null() {
+            // SAFETY: The state is live (not yet closed); setting the count
+            // writes one field, without allocating or raising.
+            unsafe { lua::set_count(state, 0) };
+        }
+        vm.begin_eval();
+    }
+
     /// Compiles `code` as `eval` would, without running it, and reports the
     /// references this session will refuse (see `check`).
     pub fn check(&self, code: &[u8], chunk: &str) -> Result<Vec<crate::check::Diagnostic>, Error> {
@@ -273,7 +301,7 @@ impl Session {
         // (which would run finalizers, and through them capabilities, `log`
         // and output) until it is over. An emergency collection at the heap
         // limit runs no finalizers.
-        vm.begin_eval();
+        self.reset();
         // SAFETY: The state is live and between evals; reading, stopping and
         // restarting the collector only reads or sets a flag, without
         // allocating or raising.
@@ -529,7 +557,7 @@ impl Session {
         // `error_text` converts nothing and cannot raise outside a protected
         // call.
         let message = unsafe { error_text(l) };
-        let traceback = vm.traceback.take();
+        let traceback = vm.extension::<Traceback>().0.take();
         if let Some(trip) = vm.tripped() {
             let traceback = traceback.filter(|_| !matches!(trip.kind, Kind::Exit(_)));
             return self.error_from(trip.kind, trip.message.into_owned(), traceback, chunk);
@@ -709,6 +737,17 @@ unsafe extern "C-unwind" fn setup_entry(l: *mut lua_State) -> c_int {
     }
 }
 
+/// What this module keeps in the Vm: the traceback the message handler
+/// captured for the current error.
+#[derive(Default)]
+struct Traceback(RefCell<Option<String>>);
+
+impl Extension for Traceback {
+    fn begin_eval(&self) {
+        self.0.replace(None);
+    }
+}
+
 /// The eval's message handler: renders the error object as `lua.c` does and
 /// records a traceback.
 ///
@@ -737,7 +776,7 @@ unsafe extern "C-unwind" fn message_handler(l: *mut lua_State) -> c_int {
         let vm = Vm::from_state(l);
         let tb = lua::to_bytes(l, -1).map(|t| String::from_utf8_lossy(t).into_owned());
         // Moved into the Vm before anything else can raise.
-        vm.traceback.replace(tb);
+        vm.extension::<Traceback>().0.replace(tb);
         ffi::lua_settop(l, 1);
         1
     }

@@ -22,12 +22,12 @@ use std::cell::{Cell, RefCell};
 use crate::clock;
 use crate::lua::{self, ffi, lua_State};
 use crate::sandbox::{self, Allow};
-use crate::vm::{Limits, Vm};
+use crate::vm::{self, Limits, Vm};
 
 thread_local! {
     /// The state built by [`initialize`], until a session takes it. Its
     /// capabilities are unset: `Vm::configure` sets them once.
-    static TEMPLATE: RefCell<Option<Box<Vm>>> = const { RefCell::new(None) };
+    static TEMPLATE: RefCell<Option<vm::Handle>> = const { RefCell::new(None) };
     /// Whether [`initialize`] has run: true in every instance of the
     /// snapshot.
     static INITIALIZED: Cell<bool> = const { Cell::new(false) };
@@ -60,7 +60,7 @@ pub fn initialize() {
     // `luaopen_math` (its first seed): fix it, so that no import is called
     // and the snapshot is the same on every build.
     clock::set(Some(0));
-    let Ok(vm) = Vm::new_unconfigured(BUILD_LIMITS) else {
+    let Ok(vm) = Vm::open_unconfigured(BUILD_LIMITS, crate::limits::arm_tripped) else {
         panic!("the snapshot's Lua state cannot be created");
     };
     // SAFETY: The state is fresh, so its stack is empty and has room for
@@ -73,7 +73,7 @@ pub fn initialize() {
 
 /// The template, if this instance still has it: only the first session of
 /// an instance gets it.
-pub fn take() -> Option<Box<Vm>> {
+pub fn take() -> Option<vm::Handle> {
     TEMPLATE.with(|t| t.borrow_mut().take())
 }
 
@@ -93,25 +93,21 @@ unsafe extern "C-unwind" fn build_entry(l: *mut lua_State) -> std::ffi::c_int {
 }
 
 /// Builds the sandboxed state both ways start from, the snapshot's and a
-/// session's own: opens the sandbox with `allow` on the Vm's output stream,
-/// installs `parallel`, then collects the garbage the build left, so that
-/// either way a session starts with the same live objects (and the same
-/// `peak_memory_bytes`). Raises if the stream is not open.
+/// session's own: opens the sandbox with `allow` (which opens the Vm's
+/// output stream), installs `parallel`, then collects the garbage the build
+/// left, so that either way a session starts with the same live objects
+/// (and the same `peak_memory_bytes`). Raises if the stream cannot be
+/// opened.
 ///
 /// # Safety
 /// `l` is a live Vm-owned state in protected mode with an empty stack. No
 /// object with a finalizer exists yet, so the collection runs none.
 pub unsafe fn build(l: *mut lua_State, allow: &Allow) {
     // SAFETY: The caller's contract is what `sandbox::open` and
-    // `parallel::install` need; each leaves the stack empty. The error
-    // raised when the stream is missing is a static string, so nothing owned
-    // is on this frame.
+    // `parallel::install` need; each leaves the stack empty, and this frame
+    // owns nothing.
     unsafe {
-        let Some(stdout) = Vm::from_state(l).stdout.get() else {
-            lua::push_bytes(l, b"the output stream is not open");
-            ffi::lua_error(l);
-        };
-        sandbox::open(l, allow, stdout);
+        sandbox::open(l, allow);
         crate::parallel::install(l);
         ffi::lua_gc(l, ffi::LUA_GCCOLLECT, 0);
     }

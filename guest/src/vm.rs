@@ -1,20 +1,35 @@
-//! One Lua state and everything the guest tracks about it: the allocator
-//! (heap and string limits), per-eval counters, the output stream's count
-//! and the first limit that tripped.
+//! The base layer: one Lua state and what every feature shares about it,
+//! the allocator (heap and string limits), the session's limits and
+//! capabilities, the first limit that tripped, the error the guest itself
+//! raised last, and a slot for owned bytes while Lua may raise.
 //!
-//! The `Vm` is the allocator's user data, so every C function reaches it from
-//! its `lua_State` with [`Vm::from_state`]. All mutable fields are `Cell` or
-//! `RefCell` borrowed only briefly: Lua may re-enter the allocator from almost
-//! any API call, so no `&mut Vm` ever exists.
+//! This module imports no feature module: only the Lua bindings (`lua`) and
+//! std. Each feature keeps its own state in its own module, in a private
+//! type the Vm holds without knowing it (an [`Extension`], found by its
+//! type with [`Vm::extension`]), so no feature can write another's state.
+//!
+//! # Ownership
+//!
+//! A Vm is allocated once and owned through a [`Handle`], a raw pointer
+//! from `Box::into_raw`. Lua keeps that pointer as its allocator's user
+//! data (and the output stream as its cookie), so the Vm never moves, and
+//! every C function reaches it from its `lua_State` with
+//! [`Vm::from_state`]. No `&mut Vm` ever exists: every mutable field is a
+//! `Cell`, `RefCell` (borrowed only briefly, never across a call into Lua)
+//! or `UnsafeCell`, because Lua may re-enter the allocator, and through
+//! finalizers any C function, from almost any API call. Dropping the handle
+//! closes the state through a shared reference (finalizers and the
+//! allocator run meanwhile and reach the Vm through Lua's pointer), and
+//! only once `lua_close` has returned frees the extensions and then the Vm.
 
 use std::alloc::{Layout, alloc, dealloc, realloc};
+use std::any::Any;
 use std::borrow::Cow;
-use std::cell::{Cell, RefCell, UnsafeCell};
+use std::cell::{Cell, OnceCell, RefCell, UnsafeCell};
 use std::ffi::{c_int, c_void};
 use std::ptr::{self, NonNull};
 
-use crate::json::Received;
-use crate::lua::{ffi, lua_State};
+use crate::lua::{self, ffi, lua_State};
 
 /// Alignment of every block handed to Lua (`LUAI_MAXALIGN` on wasm32).
 const ALIGN: usize = 8;
@@ -23,7 +38,32 @@ const ALIGN: usize = 8;
 /// terminating NUL), so that the string limit counts characters.
 const STRING_OVERHEAD: usize = 32;
 
-pub use crate::wit::{ErrorKind, Limits};
+/// The kinds of error an eval or check ends with; the WIT `error-kind`,
+/// which `wit` converts it to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    Syntax,
+    Runtime,
+    Sandboxed,
+    Capability,
+    InstructionLimit,
+    CallDepth,
+    MemoryLimit,
+    StringSize,
+    OutputLimit,
+    InvalidValue,
+}
+
+/// A session's limits; the WIT `limits`, which `wit` converts from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Limits {
+    pub max_instructions: u64,
+    pub max_call_depth: u32,
+    pub max_string_bytes: u64,
+    pub max_memory_bytes: u64,
+    pub max_output_bytes: u64,
+    pub max_value_depth: u32,
+}
 
 /// Why an eval or check stopped: an error of a WIT `error-kind`, or an
 /// allowed `os.exit`, which ends the eval like a limit but is a success.
@@ -42,14 +82,10 @@ pub struct Capability {
     pub max_args: u32,
 }
 
-/// Why [`Vm::new`] failed.
+/// Why [`Vm::open`] failed: `max_memory_bytes` is too small for an empty
+/// Lua state.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NewError {
-    /// `max_memory_bytes` is too small for an empty Lua state.
-    State,
-    /// The C library could not open the output stream.
-    Stdout,
-}
+pub struct NewError;
 
 /// A limit that tripped during the current eval. The first one wins.
 #[derive(Clone, Debug)]
@@ -58,13 +94,27 @@ pub struct Trip {
     pub message: Cow<'static, str>,
 }
 
+/// What the Vm calls when a limit trips, with its main thread, so that the
+/// script stops at its next instruction (`limits::arm_tripped`). It must
+/// neither allocate nor raise: the allocator trips too.
+pub type OnTrip = unsafe fn(*mut lua_State);
+
+/// A feature's own state, held by the Vm for the feature's module (see
+/// [`Vm::extension`]). The type is the feature's, usually private to its
+/// module, so only that module reads or writes it.
+pub trait Extension: Any {
+    /// Clears what the feature keeps per eval. Runs between evals (from
+    /// [`Vm::begin_eval`]), never while Lua runs, and must not call Lua.
+    fn begin_eval(&self) {}
+}
+
 /// The state behind one `lua_State`.
 pub struct Vm {
     state: Cell<*mut lua_State>,
     /// The session's limits (see [`Vm::limits`]).
     limits: Cell<Limits>,
     /// The session's capabilities, set once (see [`Vm::capabilities`]).
-    capabilities: std::cell::OnceCell<Vec<Capability>>,
+    capabilities: OnceCell<Vec<Capability>>,
     /// The fixed `os.time()` of deterministic mode.
     clock: Cell<Option<i64>>,
     /// When the session started, for `os.clock`; set by
@@ -73,92 +123,77 @@ pub struct Vm {
     started: Cell<Option<std::time::Instant>>,
     used: Cell<usize>,
     peak: Cell<usize>,
-    pub output_bytes: Cell<u64>,
-    /// What this eval's log events have been charged (see `output::log`),
-    /// which shares `max-output-bytes` with `output_bytes`.
-    pub log_bytes: Cell<u64>,
-    pub capability_calls: Cell<u32>,
     trip: RefCell<Option<Trip>>,
+    /// Arms the budget after a trip (see [`OnTrip`]).
+    on_trip: OnTrip,
     /// The last error message raised by the guest's own functions, with the
     /// kind it stands for (sandboxed, capability). If the eval ends with this
     /// exact message, that is its kind.
     tagged: RefCell<Option<(Vec<u8>, ErrorKind)>>,
-    /// Traceback captured by the message handler for the current error.
-    pub traceback: RefCell<Option<String>>,
     /// Owned bytes that are being pushed onto the Lua stack. A push can raise
     /// a memory error, which unwinds without running Rust destructors, so
     /// anything that owns heap memory while Lua may raise lives here: the
     /// next [`Vm::push_owned`] or eval frees it.
     scratch: UnsafeCell<Vec<u8>>,
-    /// Capability replies while they are converted to Lua values, innermost
-    /// last, for the same reason: each is boxed and freed by
-    /// [`Vm::release_reply`], or by the next eval if a push raised. One slot
-    /// would not do: the pushes can run finalizers, which can call a
-    /// capability while an outer reply is still being read.
-    replies: RefCell<Vec<NonNull<Received>>>,
-    /// The C stream behind `io.stdout` (see `output`), opened once the Vm
-    /// has its address; closed after the state.
-    pub stdout: std::cell::OnceCell<crate::output::Stdout>,
-    /// The coroutine `parallel` is resuming right now (its address), or 0.
-    /// A capability called directly on that thread yields its call to
-    /// `parallel` instead of making it (see `parallel`).
-    pub resuming: Cell<usize>,
-    /// The coroutine `parallel` is resuming with a capability's reply right
-    /// now (its address), or 0: the capability's continuation takes the
-    /// reply only when this names its own thread, and clears it. Held here,
-    /// out of Lua's reach, so that no script can forge a reply.
-    pub delivering: Cell<usize>,
-    /// Capability calls yielded to `parallel`, in the order they were made.
-    pub pending: RefCell<Vec<PendingCall>>,
-    /// Replies of the batches `parallel` is handing out, innermost last:
-    /// owned here while they become Lua values, for the same reason as
-    /// `replies`. Each `parallel` truncates the list back to its own depth.
-    pub batches: RefCell<Vec<Vec<Option<Delivery>>>>,
+    /// The features' states, each from `Box::into_raw`, in the order they
+    /// were first asked for. Only appended to while the Vm lives; freed by
+    /// [`Handle`]'s drop once the state is closed.
+    extensions: RefCell<Vec<NonNull<dyn Extension>>>,
 }
 
-/// One capability call a coroutine of `parallel` has yielded.
-pub struct PendingCall {
-    /// The address of the coroutine that made it.
-    pub thread: usize,
-    /// The item of `parallel` whose coroutine made it (filled in by
-    /// `parallel`).
-    pub item: usize,
-    /// The capability's index in [`Vm::capabilities`].
-    pub capability: usize,
-    pub args: Vec<crate::wit::Value>,
+/// The owner of a [`Vm`]: allocated once, never moved, closed and freed
+/// when the handle is dropped.
+pub struct Handle(NonNull<Vm>);
+
+impl std::ops::Deref for Handle {
+    type Target = Vm;
+
+    fn deref(&self) -> &Vm {
+        // SAFETY: The pointer came from `Box::into_raw` in `Vm::create` and
+        // is freed only by this handle's drop, so it is live while `self`
+        // is. Only shared references to the Vm are ever made.
+        unsafe { self.0.as_ref() }
+    }
 }
 
-/// A reply on its way back to the coroutine of `parallel` that waits for it.
-pub struct Delivery {
-    pub item: usize,
-    pub capability: usize,
-    pub reply: CallReply,
+impl Drop for Handle {
+    fn drop(&mut self) {
+        // Close through a shared reference: finalizers and the allocator
+        // reach the Vm through Lua's pointer while `lua_close` runs, and
+        // only shared references to it may coexist with theirs.
+        let vm: &Vm = self;
+        vm.close();
+        // SAFETY: The pointer came from `Box::into_raw` in `Vm::create` and
+        // is freed once, here. The state is closed, so Lua holds no pointer
+        // to the Vm any more, and the shared reference above is not used
+        // again.
+        drop(unsafe { Box::from_raw(self.0.as_ptr()) });
+    }
 }
-
-/// What the host answered to one capability call.
-pub type CallReply = Result<crate::wit::Value, String>;
 
 impl Vm {
-    /// Creates the Lua state and its output stream, for a session.
-    pub fn new(
+    /// Creates the Lua state, for a session.
+    pub fn open(
         limits: Limits,
         capabilities: Vec<Capability>,
         clock: Option<i64>,
-    ) -> Result<Box<Vm>, NewError> {
-        Vm::create(limits, std::cell::OnceCell::from(capabilities), clock)
+        on_trip: OnTrip,
+    ) -> Result<Handle, NewError> {
+        Vm::create(limits, OnceCell::from(capabilities), clock, on_trip)
     }
 
     /// A Vm built ahead of time, for the snapshot: its capabilities are
     /// unset until [`Vm::configure`] gives it a session's.
-    pub fn new_unconfigured(limits: Limits) -> Result<Box<Vm>, NewError> {
-        Vm::create(limits, std::cell::OnceCell::new(), None)
+    pub fn open_unconfigured(limits: Limits, on_trip: OnTrip) -> Result<Handle, NewError> {
+        Vm::create(limits, OnceCell::new(), None, on_trip)
     }
 
     fn create(
         limits: Limits,
-        capabilities: std::cell::OnceCell<Vec<Capability>>,
+        capabilities: OnceCell<Vec<Capability>>,
         clock: Option<i64>,
-    ) -> Result<Box<Vm>, NewError> {
+        on_trip: OnTrip,
+    ) -> Result<Handle, NewError> {
         let vm = Box::new(Vm {
             state: Cell::new(ptr::null_mut()),
             limits: Cell::new(limits),
@@ -167,31 +202,24 @@ impl Vm {
             started: Cell::new(None),
             used: Cell::new(0),
             peak: Cell::new(0),
-            output_bytes: Cell::new(0),
-            log_bytes: Cell::new(0),
-            capability_calls: Cell::new(0),
             trip: RefCell::new(None),
+            on_trip,
             tagged: RefCell::new(None),
-            traceback: RefCell::new(None),
             scratch: UnsafeCell::new(Vec::new()),
-            replies: RefCell::new(Vec::new()),
-            stdout: std::cell::OnceCell::new(),
-            resuming: Cell::new(0),
-            delivering: Cell::new(0),
-            pending: RefCell::new(Vec::new()),
-            batches: RefCell::new(Vec::new()),
+            extensions: RefCell::new(Vec::new()),
         });
-        // SAFETY: the Box gives the Vm a stable address that outlives the
-        // state: `Drop` closes the state before the Box is freed.
-        let state =
-            unsafe { ffi::lua_newstate(allocate, (&*vm as *const Vm).cast_mut().cast::<c_void>()) };
+        // The handle owns the Vm from here on, also if the state cannot be
+        // created (its drop then closes nothing).
+        let handle = Handle(NonNull::from(Box::leak(vm)));
+        // SAFETY: The allocator's user data is the handle's pointer, which
+        // stays valid and in place until the handle's drop has closed the
+        // state.
+        let state = unsafe { ffi::lua_newstate(allocate, handle.0.as_ptr().cast::<c_void>()) };
         if state.is_null() {
-            return Err(NewError::State);
+            return Err(NewError);
         }
-        vm.state.set(state);
-        let stdout = crate::output::Stdout::open(&vm).ok_or(NewError::Stdout)?;
-        let _ = vm.stdout.set(stdout);
-        Ok(vm)
+        handle.state.set(state);
+        Ok(handle)
     }
 
     /// Gives a Vm built ahead of time (see `snapshot`), which has no
@@ -202,7 +230,7 @@ impl Vm {
         let fresh = self.capabilities.set(capabilities).is_ok();
         // A second configure would keep the first capabilities: trap rather
         // than run a session with the wrong ones.
-        assert!(fresh, "configure runs once, on a Vm from new_unconfigured");
+        assert!(fresh, "configure runs once, on a Vm from open_unconfigured");
         self.clock.set(clock);
     }
 
@@ -216,12 +244,17 @@ impl Vm {
         self.capabilities.get().map_or(&[], Vec::as_slice)
     }
 
+    /// The fixed `os.time()` of deterministic mode, if the session has one.
+    pub fn clock(&self) -> Option<i64> {
+        self.clock.get()
+    }
+
     /// Starts `os.clock`'s count: the session's work begins now.
     pub fn start_clock(&self) {
         self.started.set(Some(std::time::Instant::now()));
     }
 
-    /// The raw state.
+    /// The raw state (its main thread), or null once it is closed.
     pub fn state(&self) -> *mut lua_State {
         self.state.get()
     }
@@ -229,15 +262,15 @@ impl Vm {
     /// The `Vm` that owns `l` (or any coroutine of it).
     ///
     /// # Safety
-    /// `l` belongs to a state created by [`Vm::new`] that is still open.
+    /// `l` belongs to a state created by [`Vm::open`] that is still open.
     pub unsafe fn from_state<'a>(l: *mut lua_State) -> &'a Vm {
         // SAFETY: Every thread of a state shares its allocator, and the caller
-        // passes a thread of an open state from `Vm::new`, whose allocator's
-        // user data is that boxed Vm. The Box keeps the Vm at one address until
-        // it is dropped, and `Drop` closes the state before freeing anything,
+        // passes a thread of an open state from `Vm::open`, whose allocator's
+        // user data is the Vm's `Handle` pointer. The Vm stays at that address
+        // until the handle's drop, which closes the state before freeing it,
         // so the Vm outlives every `l` and the reference. All the Vm's mutable
-        // fields are `Cell`s, `RefCell`s or `UnsafeCell`s, so shared references
-        // to it may coexist.
+        // fields are `Cell`s, `RefCell`s or `UnsafeCell`s, and no `&mut Vm`
+        // is ever made, so shared references to it may coexist.
         unsafe {
             let mut ud: *mut c_void = ptr::null_mut();
             ffi::lua_getallocf(l, &mut ud);
@@ -245,36 +278,82 @@ impl Vm {
         }
     }
 
-    /// Clears the per-eval counters before an eval.
-    pub fn begin_eval(&self) {
-        crate::clock::set(self.clock.get());
-        let state = self.state.get();
-        if !state.is_null() {
-            // SAFETY: The state is live (not yet closed); setting the count
-            // writes one field, without allocating or raising.
-            unsafe { crate::limits::set_count(state, 0) };
+    /// The state of feature `T`, made with `T::default()` the first time it
+    /// is asked for. The reference stays valid until the Vm is closed.
+    pub fn extension<T: Extension + Default>(&self) -> &T {
+        if let Some(found) = self.find::<T>() {
+            return found;
         }
-        self.output_bytes.set(0);
-        self.log_bytes.set(0);
-        self.capability_calls.set(0);
+        let made: Box<dyn Extension> = Box::new(T::default());
+        let made = NonNull::from(Box::leak(made));
+        self.extensions.borrow_mut().push(made);
+        // SAFETY: `made` came from `Box::leak` and is freed only by `close`,
+        // after the state is closed, which ends every use of the Vm's
+        // extensions (see `close`). Only shared references to it are made.
+        let made = unsafe { made.as_ref() };
+        let found: Option<&T> = (made as &dyn Any).downcast_ref::<T>();
+        found.unwrap_or_else(|| unreachable!("the extension just made is a T"))
+    }
+
+    fn find<T: Extension>(&self) -> Option<&T> {
+        let extensions = self.extensions.borrow();
+        extensions.iter().find_map(|e| {
+            // SAFETY: As in `extension`: every listed pointer is live until
+            // `close` frees it after the state is closed.
+            let e = unsafe { e.as_ref() };
+            (e as &dyn Any).downcast_ref::<T>()
+        })
+    }
+
+    /// Closes the state, then frees the extensions (the output stream among
+    /// them, which finalizers may still write to while the state closes).
+    /// Called once, by [`Handle`]'s drop.
+    fn close(&self) {
+        let state = self.state.replace(ptr::null_mut());
+        if !state.is_null() {
+            // SAFETY: The state was created by `Vm::create` and is closed once,
+            // here: the handle's drop calls this once, and the pointer was
+            // cleared above. The Vm stays in place, reached only through
+            // shared references, while `lua_close` frees the state's objects
+            // through the allocator and runs pending finalizers, which reach
+            // the Vm through the allocator's user data.
+            unsafe { ffi::lua_close(state) };
+        }
+        // After the state: closing it runs finalizers, which may use any
+        // feature. One at a time, with no borrow of the list held while an
+        // extension is dropped.
+        loop {
+            let next = self.extensions.borrow_mut().pop();
+            let Some(extension) = next else { break };
+            // SAFETY: Every listed pointer came from `Box::leak` in
+            // `extension` and is freed once, after leaving the list. No Lua
+            // code runs any more, so no reference to it is in use.
+            drop(unsafe { Box::from_raw(extension.as_ptr()) });
+        }
+    }
+
+    /// Clears the per-eval counters, the trip and every feature's per-eval
+    /// state before an eval. Runs between evals, never while Lua runs.
+    pub fn begin_eval(&self) {
         self.trip.replace(None);
         self.tagged.replace(None);
-        self.traceback.replace(None);
         self.peak.set(self.used.get());
-        if let Some(stdout) = self.stdout.get() {
-            stdout.reset();
-        }
         // SAFETY: `begin_eval` runs from the session between evals, never from
         // inside a Lua call, so no `push_owned` is using the slot while it is
         // replaced.
         unsafe {
             *self.scratch.get() = Vec::new();
         }
-        self.free_replies();
-        self.resuming.set(0);
-        self.delivering.set(0);
-        self.pending.take();
-        self.batches.take();
+        // By index, with no borrow held while a feature clears its state.
+        let mut i = 0;
+        loop {
+            let next = self.extensions.borrow().get(i).copied();
+            let Some(extension) = next else { break };
+            // SAFETY: As in `extension`: listed pointers are live until the
+            // state is closed, and only shared references are made.
+            unsafe { extension.as_ref() }.begin_eval();
+            i += 1;
+        }
     }
 
     /// Pushes `bytes` as a Lua string, keeping them owned by the Vm while Lua
@@ -298,46 +377,6 @@ impl Vm {
             let (ptr, len) = ((*slot).as_ptr(), (*slot).len());
             ffi::lua_pushlstring(l, ptr.cast(), len);
             *slot = Vec::new();
-        }
-    }
-
-    /// Moves a capability's reply into the Vm while it becomes Lua values.
-    /// The reply stays where the pointer says until [`Vm::release_reply`]
-    /// or the next eval, whichever comes first.
-    pub fn hold_reply(&self, reply: Received) -> NonNull<Received> {
-        let reply = NonNull::from(Box::leak(Box::new(reply)));
-        self.replies.borrow_mut().push(reply);
-        reply
-    }
-
-    /// Frees a reply that [`Vm::hold_reply`] returned, unless the next eval
-    /// already has.
-    ///
-    /// # Safety
-    /// No reference to the reply is used afterwards.
-    pub unsafe fn release_reply(&self, reply: NonNull<Received>) {
-        let held = {
-            let mut replies = self.replies.borrow_mut();
-            let at = replies.iter().rposition(|&r| r == reply);
-            at.map(|i| replies.remove(i))
-        };
-        if let Some(reply) = held {
-            // SAFETY: the pointer was still listed, so it came from
-            // `Box::leak` in `hold_reply` and has not been freed; it is
-            // unlisted now, so it is freed once, and the caller uses no
-            // reference to it any more.
-            drop(unsafe { Box::from_raw(reply.as_ptr()) });
-        }
-    }
-
-    /// Frees the replies left by pushes that raised.
-    fn free_replies(&self) {
-        for reply in self.replies.take() {
-            // SAFETY: every listed pointer came from `Box::leak` in
-            // `hold_reply` and is freed once, after leaving the list. This
-            // runs between evals or once the state is closed, when no push
-            // is reading a reply.
-            drop(unsafe { Box::from_raw(reply.as_ptr()) });
         }
     }
 
@@ -372,7 +411,7 @@ impl Vm {
         }
         // SAFETY: The state is live (not yet closed); reading the count reads
         // one field, without allocating or raising.
-        unsafe { crate::limits::count(state) }
+        unsafe { lua::count(state) }
     }
 
     /// Bytes the Lua heap holds now.
@@ -391,10 +430,10 @@ impl Vm {
         self.peak.get()
     }
 
-    /// Records a tripped limit unless one already tripped, sets the budget's
-    /// check point to 0 and a count hook of 1 on the main thread
-    /// ([`crate::limits::arm_tripped`]), so that the script stops wherever
-    /// the trip was caught.
+    /// Records a tripped limit unless one already tripped, and arms the
+    /// budget through [`OnTrip`] (a check point of 0 and a count hook of 1
+    /// on the main thread), so that the script stops wherever the trip was
+    /// caught.
     pub fn trip(&self, kind: Kind, message: impl Into<Cow<'static, str>>) {
         {
             let mut trip = self.trip.borrow_mut();
@@ -408,11 +447,11 @@ impl Vm {
         }
         let state = self.state.get();
         if !state.is_null() {
-            // SAFETY: `arm_tripped` only writes budget and hook fields of the
-            // live state and its main thread; it neither allocates nor raises,
-            // so it is safe in the middle of any Lua operation, the allocator
-            // included.
-            unsafe { crate::limits::arm_tripped(state) };
+            // SAFETY: `on_trip` only writes budget and hook fields of the live
+            // state and its main thread; it neither allocates nor raises
+            // (`OnTrip`'s contract), so it is safe in the middle of any Lua
+            // operation, the allocator included.
+            unsafe { (self.on_trip)(state) };
         }
     }
 
@@ -462,22 +501,6 @@ impl Vm {
     }
 }
 
-impl Drop for Vm {
-    fn drop(&mut self) {
-        let state = self.state.replace(ptr::null_mut());
-        if !state.is_null() {
-            // SAFETY: The state was created by `Vm::new` and is closed once,
-            // here. The Vm is still in place while `lua_close` frees the
-            // state's objects through the allocator and runs pending
-            // finalizers, which reach the Vm through the allocator's user data.
-            unsafe { ffi::lua_close(state) };
-        }
-        // After the state: closing it runs finalizers, which may call
-        // capabilities.
-        self.free_replies();
-    }
-}
-
 fn layout(size: usize) -> Layout {
     // `size` is never zero here, and ALIGN is a power of two.
     Layout::from_size_align(size, ALIGN).unwrap_or(Layout::new::<u64>())
@@ -489,7 +512,7 @@ fn layout(size: usize) -> Layout {
 /// objects are told apart and refused before they are allocated.
 ///
 /// # Safety
-/// Called by Lua only, as the allocator of a state [`Vm::new`] made: `ud` is
+/// Called by Lua only, as the allocator of a state [`Vm::open`] made: `ud` is
 /// the Vm, and `block` is null or a block of `osize` bytes that this allocator
 /// returned.
 unsafe extern "C" fn allocate(
@@ -498,7 +521,7 @@ unsafe extern "C" fn allocate(
     osize: usize,
     nsize: usize,
 ) -> *mut c_void {
-    // SAFETY: `ud` is the `Vm` registered in `Vm::new`.
+    // SAFETY: `ud` is the `Vm` registered in `Vm::open`.
     let vm = unsafe { &*(ud as *const Vm) };
     let old = if block.is_null() { 0 } else { osize };
     if nsize == 0 {
@@ -566,4 +589,91 @@ unsafe extern "C" fn allocate(
 /// Lua `int` for a stack index count.
 pub fn to_c_int(n: usize) -> c_int {
     c_int::try_from(n).unwrap_or(c_int::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::{Cell, RefCell};
+    use std::ffi::c_int;
+
+    use super::{Extension, Limits, Vm};
+    use crate::lua::{ffi, lua_State};
+
+    thread_local! {
+        /// What happened while a Vm closed, in order.
+        static EVENTS: RefCell<Vec<&'static str>> = const { RefCell::new(Vec::new()) };
+    }
+
+    fn event(what: &'static str) {
+        EVENTS.with(|e| e.borrow_mut().push(what));
+    }
+
+    /// A feature's state that counts its evals and reports its drop.
+    #[derive(Default)]
+    struct Probe {
+        evals: Cell<u32>,
+        seen_by_finalizer: Cell<bool>,
+    }
+
+    impl Extension for Probe {
+        fn begin_eval(&self) {
+            self.evals.set(self.evals.get() + 1);
+        }
+    }
+
+    impl Drop for Probe {
+        fn drop(&mut self) {
+            assert!(self.seen_by_finalizer.get(), "the finalizer ran first");
+            event("probe dropped");
+        }
+    }
+
+    /// A `__gc` metamethod that reaches the Vm while the state closes.
+    unsafe extern "C-unwind" fn finalizer(l: *mut lua_State) -> c_int {
+        // SAFETY: Lua runs the finalizer on a live thread of the state the
+        // test opened with `Vm::open`, during `lua_close`, while the Vm is
+        // still in place.
+        let vm = unsafe { Vm::from_state(l) };
+        vm.extension::<Probe>().seen_by_finalizer.set(true);
+        event("finalizer ran");
+        0
+    }
+
+    /// A trip arms nothing in this test.
+    unsafe fn no_arming(_l: *mut lua_State) {}
+
+    const LIMITS: Limits = Limits {
+        max_instructions: 1_000,
+        max_call_depth: 200,
+        max_string_bytes: 1 << 10,
+        max_memory_bytes: 1 << 20,
+        max_output_bytes: 1,
+        max_value_depth: 1,
+    };
+
+    #[test]
+    fn extensions_outlive_the_state_and_are_found_by_type() {
+        let vm = Vm::open(LIMITS, Vec::new(), None, no_arming).unwrap();
+        let probe: *const Probe = vm.extension::<Probe>();
+        assert!(std::ptr::eq(probe, vm.extension::<Probe>()), "one per type");
+        vm.begin_eval();
+        vm.begin_eval();
+        assert_eq!(vm.extension::<Probe>().evals.get(), 2);
+        let l = vm.state();
+        // SAFETY: `l` is the live state just opened, with an empty stack;
+        // the pushes fit in its base frame's room, and with 1 MiB of heap
+        // none of them runs out of memory and raises outside a protected
+        // call.
+        unsafe {
+            ffi::lua_newuserdatauv(l, 0, 0);
+            ffi::lua_createtable(l, 0, 1);
+            ffi::lua_pushcfunction(l, finalizer);
+            ffi::lua_setfield(l, -2, c"__gc".as_ptr());
+            ffi::lua_setmetatable(l, -2);
+            ffi::lua_settop(l, 0);
+        }
+        drop(vm);
+        let events = EVENTS.with(|e| e.take());
+        assert_eq!(events, ["finalizer ran", "probe dropped"]);
+    }
 }

@@ -1,42 +1,16 @@
-//! The WIT bindings and the conversions between their types and the
-//! guest's own, at the edge of the component.
-//!
-//! The generated code stays in this module. The rest of the guest uses only
-//! what is re-exported here: the `output` import (the script's output
-//! stream), the `capabilities` import (host capability calls) and the WIT
-//! types it shares with the contract (`value`, `error-kind`, `limits`,
-//! `stats`).
-
-mod bindings {
-    // The contract's world plus `wizer-initialize`, which the build's
-    // pre-initialiser calls once (see `snapshot`). The committed component
-    // keeps the export (docs/wit.md says why); calling it again does
-    // nothing.
-    wit_bindgen::generate!({
-        path: "../wit",
-        inline: "
-            package moonbox:build;
-            world snapshot {
-                include moonbox:sandbox/guest@0.4.0;
-                export wizer-initialize: func();
-            }
-        ",
-        world: "moonbox:build/snapshot",
-        generate_all,
-    });
-}
-
-pub(crate) use bindings::moonbox::sandbox::{capabilities, output};
+//! The edge of the component: the exported `session` resource, and the
+//! conversions between the contract's types and the guest's own
+//! (`vm::Limits`, `vm::ErrorKind`, `session::Stats`...), which stand for
+//! them everywhere else. The generated code is in `bindings`.
 
 use bindings::exports::moonbox::sandbox::lua::{Guest, GuestSession, Session as SessionHandle};
 use bindings::moonbox::sandbox::types;
 
-pub use types::{ErrorKind, Limits, LogLevel, Stats, Value};
-
+use crate::bindings;
 use crate::check::Finding;
 use crate::sandbox;
 use crate::session::{self, Finished};
-use crate::vm::{self, Kind};
+use crate::vm::{self, ErrorKind, Kind};
 
 struct Component;
 
@@ -56,7 +30,7 @@ struct GuestSessionImpl(session::Session);
 impl GuestSession for GuestSessionImpl {
     fn create(config: types::Config) -> Result<SessionHandle, String> {
         let config = session::Config {
-            limits: config.limits,
+            limits: limits(config.limits),
             allow: config.allow,
             modules: config
                 .modules
@@ -91,7 +65,7 @@ impl GuestSession for GuestSessionImpl {
             })
             .collect();
         let outcome = self.0.eval(&request.code, &request.chunk_name, &inputs);
-        let stats = outcome.stats;
+        let stats = stats(outcome.stats);
         match outcome.result {
             Ok(Finished::Returned(values)) => Ok(types::Success {
                 values,
@@ -147,7 +121,7 @@ fn to_wit_error(e: session::Error, max_bytes: usize) -> types::LuaError {
         Kind::Exit(_) => ErrorKind::Runtime,
     };
     types::LuaError {
-        kind,
+        kind: error_kind(kind),
         message: session::cut_text(e.message, max_bytes),
         chunk: e.chunk,
         line: e.line,
@@ -155,4 +129,53 @@ fn to_wit_error(e: session::Error, max_bytes: usize) -> types::LuaError {
     }
 }
 
-bindings::export!(Component with_types_in bindings);
+fn limits(l: types::Limits) -> vm::Limits {
+    let types::Limits {
+        max_instructions,
+        max_call_depth,
+        max_string_bytes,
+        max_memory_bytes,
+        max_output_bytes,
+        max_value_depth,
+    } = l;
+    vm::Limits {
+        max_instructions,
+        max_call_depth,
+        max_string_bytes,
+        max_memory_bytes,
+        max_output_bytes,
+        max_value_depth,
+    }
+}
+
+fn stats(s: session::Stats) -> types::Stats {
+    let session::Stats {
+        instructions,
+        peak_memory_bytes,
+        capability_calls,
+        output_bytes,
+    } = s;
+    types::Stats {
+        instructions,
+        peak_memory_bytes,
+        capability_calls,
+        output_bytes,
+    }
+}
+
+fn error_kind(kind: ErrorKind) -> types::ErrorKind {
+    match kind {
+        ErrorKind::Syntax => types::ErrorKind::Syntax,
+        ErrorKind::Runtime => types::ErrorKind::Runtime,
+        ErrorKind::Sandboxed => types::ErrorKind::Sandboxed,
+        ErrorKind::Capability => types::ErrorKind::Capability,
+        ErrorKind::InstructionLimit => types::ErrorKind::InstructionLimit,
+        ErrorKind::CallDepth => types::ErrorKind::CallDepth,
+        ErrorKind::MemoryLimit => types::ErrorKind::MemoryLimit,
+        ErrorKind::StringSize => types::ErrorKind::StringSize,
+        ErrorKind::OutputLimit => types::ErrorKind::OutputLimit,
+        ErrorKind::InvalidValue => types::ErrorKind::InvalidValue,
+    }
+}
+
+bindings::export!(Component with_types_in crate::bindings);
