@@ -25,10 +25,8 @@ pub(crate) struct SandboxArgs {
     /// Bytes in one string (accepts 16MiB, 512KiB, 1000; 1KiB to 1GiB).
     #[arg(long, value_name = "SIZE", default_value_t = Size(Limits::DEFAULT_MAX_STRING_BYTES))]
     max_string_bytes: Size,
-    /// Bytes of Lua heap (accepts 64MiB, 1GiB...; 1MiB to 1GiB). The old
-    /// name --memory still works.
-    #[arg(long, value_name = "SIZE", alias = "memory",
-          default_value_t = Size(Limits::DEFAULT_MAX_MEMORY_BYTES))]
+    /// Bytes of Lua heap (accepts 64MiB, 1GiB...; 1MiB to 1GiB).
+    #[arg(long, value_name = "SIZE", default_value_t = Size(Limits::DEFAULT_MAX_MEMORY_BYTES))]
     max_memory_bytes: Size,
     /// Wall-clock time per run, reading the script included (accepts 2s,
     /// 500ms, 1m; at most 24h).
@@ -347,7 +345,7 @@ impl SandboxArgs {
             max_string_bytes: self.max_string_bytes.0,
             max_memory_bytes: self.max_memory_bytes.0,
             max_output_bytes: self.max_output_bytes.0,
-            fuel: self.fuel.unwrap_or(0),
+            fuel: self.fuel,
             timeout: self.timeout.0,
             max_calls_in_flight: self.max_calls_in_flight,
             ..Limits::default()

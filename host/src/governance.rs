@@ -394,7 +394,7 @@ impl Audit {
 fn over_budget(name: &str, limit: u32) -> String {
     let times = if limit == 1 { "time" } else { "times" };
     format!(
-        "{name}: call budget exhausted: this eval may call {name} at most {limit} {times} (the host's call budget, --call-budget); use the results you already have, or finish and continue in a later eval"
+        "{name}: call budget exhausted: this eval may call {name} at most {limit} {times} (the host's call budget: SandboxBuilder::call_budget, or Capability::call_budget); use the results you already have, or finish and continue in a later eval"
     )
 }
 
@@ -575,7 +575,7 @@ mod tests {
         use crate::host::{HostState, Registry};
 
         // The first call is the slowest, so it finishes last.
-        let slow = Capability::<()>::new("t.wait", |_ctx, (ms,): (u64,)| async move {
+        let slow = Capability::<()>::new_async("t.wait", |_ctx, (ms,): (u64,)| async move {
             tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
             Ok::<_, CapabilityError>(ms)
         })

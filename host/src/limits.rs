@@ -48,9 +48,7 @@ pub struct Limits {
     /// Bytes the Lua heap may hold. Trips
     /// [`ErrorKind::MemoryLimit`](crate::ErrorKind::MemoryLimit).
     ///
-    /// Default: [`Limits::DEFAULT_MAX_MEMORY_BYTES`]. (Named `memory`
-    /// before 0.2; serde still reads the old name.)
-    #[serde(alias = "memory")]
+    /// Default: [`Limits::DEFAULT_MAX_MEMORY_BYTES`].
     pub max_memory_bytes: u64,
     /// Bytes of output per eval: everything `print` (tabs and newline
     /// included), `io.write` and `io.stdout:write` write. The write that
@@ -77,14 +75,15 @@ pub struct Limits {
     /// deterministic mode, or when this limit is set. Without fuel the
     /// timeout is the outer wall.
     ///
-    /// Zero, the default, derives the fuel from
+    /// `None`, the default, derives the fuel from
     /// [`Limits::max_instructions`] (see [`Limits::effective_fuel`]), so
     /// that raising the instruction limit raises the outer wall with it and
-    /// a user meets one budget. A non-zero value is used as given.
+    /// a user meets one budget. `Some(n)` is used as given. In JSON, a
+    /// missing or `null` `fuel` is `None`.
     ///
-    /// Default: 0 (derived; [`Limits::DEFAULT_FUEL`] for the default
+    /// Default: `None` (derived; [`Limits::DEFAULT_FUEL`] for the default
     /// instruction limit).
-    pub fuel: u64,
+    pub fuel: Option<u64>,
     /// Wall-clock time per call into the guest, including time spent in
     /// capabilities; each eval gets this budget, and so does starting an
     /// instance. Trips [`ErrorKind::Timeout`](crate::ErrorKind::Timeout). Checked every
@@ -97,10 +96,12 @@ pub struct Limits {
     /// plus the guest's own buffers (JSON text). Trips
     /// [`ErrorKind::MemoryLimit`](crate::ErrorKind::MemoryLimit).
     ///
-    /// Default: `2 * max_memory_bytes + 16 MiB` when left at zero. (Named
-    /// `wasm_memory` before 0.2; serde still reads the old name.)
-    #[serde(alias = "wasm_memory")]
-    pub max_wasm_memory_bytes: u64,
+    /// `None`, the default, derives it from the heap: `2 * max_memory_bytes
+    /// + 16 MiB` (see [`Limits::effective_max_wasm_memory_bytes`]). In
+    /// JSON, a missing or `null` `max_wasm_memory_bytes` is `None`.
+    ///
+    /// Default: `None` (derived).
+    pub max_wasm_memory_bytes: Option<u64>,
     /// Capability calls the host runs at the same time for one eval. A
     /// script's `parallel` hands the host its waiting calls as one batch;
     /// past this bound, the rest of the batch waits for a call to finish.
@@ -157,7 +158,7 @@ impl Limits {
     pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = 1 << 20;
     /// Default [`Limits::max_value_depth`].
     pub const DEFAULT_MAX_VALUE_DEPTH: u32 = 64;
-    /// Fuel derived per Lua instruction when [`Limits::fuel`] is 0. A plain
+    /// Fuel derived per Lua instruction when [`Limits::fuel`] is `None`. A plain
     /// loop costs about 90 fuel per instruction; the margin leaves room for
     /// instructions that do more work in the C library (string building,
     /// table resizing, conversions), so the instruction limit, not fuel,
@@ -175,7 +176,7 @@ impl Limits {
     pub const DEFAULT_MAX_CALLS_IN_FLIGHT: u32 = 16;
 
     /// The fuel each call into the guest gets: [`Limits::fuel`], or when it
-    /// is 0, [`Limits::FUEL_PER_INSTRUCTION`] for each of
+    /// is `None`, [`Limits::FUEL_PER_INSTRUCTION`] for each of
     /// [`Limits::max_instructions`], and never less than
     /// [`Limits::DEFAULT_FUEL`].
     ///
@@ -184,39 +185,33 @@ impl Limits {
     /// assert_eq!(Limits::default().effective_fuel(), Limits::DEFAULT_FUEL);
     /// let limits = Limits { max_instructions: 1_000_000_000, ..Limits::default() };
     /// assert_eq!(limits.effective_fuel(), 500_000_000_000);
-    /// let explicit = Limits { fuel: 1_000_000, ..limits };
+    /// let explicit = Limits { fuel: Some(1_000_000), ..limits };
     /// assert_eq!(explicit.effective_fuel(), 1_000_000);
     /// ```
     pub fn effective_fuel(&self) -> u64 {
-        if self.fuel == 0 {
+        self.fuel.unwrap_or_else(|| {
             self.max_instructions
                 .saturating_mul(Self::FUEL_PER_INSTRUCTION)
                 .clamp(Self::DEFAULT_FUEL, Self::MAX_FUEL)
-        } else {
-            self.fuel
-        }
+        })
     }
 
-    /// Whether fuel is derived from the instruction limit.
-    pub(crate) fn fuel_is_derived(&self) -> bool {
-        self.fuel == 0
-    }
-
-    /// The old name of [`Limits::effective_max_wasm_memory_bytes`].
-    #[deprecated(since = "0.2.0", note = "renamed to effective_max_wasm_memory_bytes")]
-    pub fn effective_wasm_memory(&self) -> u64 {
-        self.effective_max_wasm_memory_bytes()
-    }
-
-    /// The effective [`Limits::max_wasm_memory_bytes`].
+    /// The linear memory each instance may grow to:
+    /// [`Limits::max_wasm_memory_bytes`], or when it is `None`,
+    /// `2 * max_memory_bytes + 16 MiB`.
+    ///
+    /// ```
+    /// use moonbox::Limits;
+    /// assert_eq!(Limits::default().effective_max_wasm_memory_bytes(), 144 << 20);
+    /// let explicit = Limits { max_wasm_memory_bytes: Some(80 << 20), ..Limits::default() };
+    /// assert_eq!(explicit.effective_max_wasm_memory_bytes(), 80 << 20);
+    /// ```
     pub fn effective_max_wasm_memory_bytes(&self) -> u64 {
-        if self.max_wasm_memory_bytes == 0 {
+        self.max_wasm_memory_bytes.unwrap_or_else(|| {
             self.max_memory_bytes
                 .saturating_mul(2)
                 .saturating_add(16 << 20)
-        } else {
-            self.max_wasm_memory_bytes
-        }
+        })
     }
 
     /// The most memory one eval can make the host hold, in bytes, on top
@@ -262,13 +257,16 @@ impl Limits {
     /// made.
     ///
     /// # Errors
-    /// A sentence that names the first limit out of bounds and its bound.
+    /// A [`LimitError`] for the first limit out of bounds: its name, and a
+    /// sentence that names it and its bound.
     ///
     /// ```
     /// let limits = moonbox::Limits { max_call_depth: 0, ..moonbox::Limits::default() };
-    /// assert_eq!(limits.validate().unwrap_err(), "limit max_call_depth must be greater than zero");
+    /// let err = limits.validate().unwrap_err();
+    /// assert_eq!(err.limit(), "max_call_depth");
+    /// assert_eq!(err.to_string(), "limit max_call_depth must be greater than zero");
     /// ```
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), LimitError> {
         let fields = [
             (
                 "max_instructions",
@@ -313,49 +311,95 @@ impl Limits {
                 u64::from(Self::MAX_MAX_CALLS_IN_FLIGHT),
             ),
         ];
-        if self.fuel > Self::MAX_FUEL {
-            return Err(format!(
-                "limit fuel must be at most {}, got {}",
-                Self::MAX_FUEL,
-                self.fuel
-            ));
+        match self.fuel {
+            Some(0) => return Err(LimitError::zero("fuel")),
+            Some(fuel) if fuel > Self::MAX_FUEL => {
+                return Err(LimitError::new(
+                    "fuel",
+                    format!("limit fuel must be at most {}, got {fuel}", Self::MAX_FUEL),
+                ));
+            }
+            _ => {}
         }
         for (name, value, min, max) in fields {
             if value == 0 {
-                return Err(format!("limit {name} must be greater than zero"));
+                return Err(LimitError::zero(name));
             }
             if value < min {
-                return Err(format!("limit {name} must be at least {min}, got {value}"));
+                return Err(LimitError::new(
+                    name,
+                    format!("limit {name} must be at least {min}, got {value}"),
+                ));
             }
             if value > max {
-                return Err(format!("limit {name} must be at most {max}, got {value}"));
+                return Err(LimitError::new(
+                    name,
+                    format!("limit {name} must be at most {max}, got {value}"),
+                ));
             }
         }
         if self.timeout.is_zero() {
-            return Err("limit timeout must be greater than zero".into());
+            return Err(LimitError::zero("timeout"));
         }
         if self.timeout > Self::MAX_TIMEOUT {
-            return Err(format!(
-                "limit timeout must be at most {} s, got {} s",
-                Self::MAX_TIMEOUT.as_secs(),
-                self.timeout.as_secs()
+            return Err(LimitError::new(
+                "timeout",
+                format!(
+                    "limit timeout must be at most {} s, got {} s",
+                    Self::MAX_TIMEOUT.as_secs(),
+                    self.timeout.as_secs()
+                ),
             ));
         }
-        if self.max_wasm_memory_bytes > Self::MAX_MAX_WASM_MEMORY_BYTES {
-            return Err(format!(
-                "limit max_wasm_memory_bytes must be at most {} bytes (4 GiB), got {}",
-                Self::MAX_MAX_WASM_MEMORY_BYTES,
-                self.max_wasm_memory_bytes
-            ));
+        match self.max_wasm_memory_bytes {
+            Some(0) => return Err(LimitError::zero("max_wasm_memory_bytes")),
+            Some(bytes) if bytes > Self::MAX_MAX_WASM_MEMORY_BYTES => {
+                return Err(LimitError::new(
+                    "max_wasm_memory_bytes",
+                    format!(
+                        "limit max_wasm_memory_bytes must be at most {} bytes (4 GiB), got {bytes}",
+                        Self::MAX_MAX_WASM_MEMORY_BYTES
+                    ),
+                ));
+            }
+            _ => {}
         }
         if self.effective_max_wasm_memory_bytes() < self.max_memory_bytes.saturating_add(4 << 20) {
-            return Err(format!(
-                "limit max_wasm_memory_bytes ({} bytes) must exceed max_memory_bytes ({} bytes) by at least 4 MiB",
-                self.effective_max_wasm_memory_bytes(),
-                self.max_memory_bytes
+            return Err(LimitError::new(
+                "max_wasm_memory_bytes",
+                format!(
+                    "limit max_wasm_memory_bytes ({} bytes) must exceed max_memory_bytes ({} bytes) by at least 4 MiB",
+                    self.effective_max_wasm_memory_bytes(),
+                    self.max_memory_bytes
+                ),
             ));
         }
         Ok(())
+    }
+}
+
+/// Why [`Limits::validate`] refused a set of limits: the limit, and a
+/// sentence that names it and its bound
+/// (`limit max_call_depth must be greater than zero`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct LimitError {
+    limit: &'static str,
+    message: String,
+}
+
+impl LimitError {
+    fn new(limit: &'static str, message: String) -> Self {
+        LimitError { limit, message }
+    }
+
+    fn zero(limit: &'static str) -> Self {
+        Self::new(limit, format!("limit {limit} must be greater than zero"))
+    }
+
+    /// The [`Limits`] field out of bounds, by its name (`max_call_depth`).
+    pub fn limit(&self) -> &'static str {
+        self.limit
     }
 }
 
@@ -368,9 +412,9 @@ impl Default for Limits {
             max_memory_bytes: Self::DEFAULT_MAX_MEMORY_BYTES,
             max_output_bytes: Self::DEFAULT_MAX_OUTPUT_BYTES,
             max_value_depth: Self::DEFAULT_MAX_VALUE_DEPTH,
-            fuel: 0,
+            fuel: None,
             timeout: Self::DEFAULT_TIMEOUT,
-            max_wasm_memory_bytes: 0,
+            max_wasm_memory_bytes: None,
             max_calls_in_flight: Self::DEFAULT_MAX_CALLS_IN_FLIGHT,
         }
     }
@@ -411,7 +455,7 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(
-            limits.validate(),
+            limits.validate().map_err(|e| e.to_string()),
             Err("limit max_instructions must be greater than zero".into())
         );
         let limits = Limits {
@@ -419,7 +463,7 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(
-            limits.validate(),
+            limits.validate().map_err(|e| e.to_string()),
             Err("limit timeout must be greater than zero".into())
         );
     }
@@ -468,9 +512,10 @@ mod tests {
                 max_memory_bytes: pick(&mut state),
                 max_output_bytes: pick(&mut state),
                 max_value_depth: pick(&mut state) as u32,
-                fuel: pick(&mut state),
+                fuel: Some(pick(&mut state)).filter(|_| !next(&mut state).is_multiple_of(4)),
                 timeout: Duration::from_millis(pick(&mut state)),
-                max_wasm_memory_bytes: pick(&mut state),
+                max_wasm_memory_bytes: Some(pick(&mut state))
+                    .filter(|_| !next(&mut state).is_multiple_of(4)),
                 max_calls_in_flight: pick(&mut state) as u32,
             };
             let verdict = limits.validate();
@@ -496,7 +541,7 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(
-            limits.validate(),
+            limits.validate().map_err(|e| e.to_string()),
             Err(format!(
                 "limit timeout must be at most 86400 s, got {} s",
                 u64::MAX
@@ -507,7 +552,7 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(
-            limits.validate(),
+            limits.validate().map_err(|e| e.to_string()),
             Err("limit max_value_depth must be at most 100, got 101".into())
         );
         let limits = Limits {
@@ -515,8 +560,32 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(
-            limits.validate(),
+            limits.validate().map_err(|e| e.to_string()),
             Err("limit max_string_bytes must be at least 1024, got 100".into())
+        );
+    }
+
+    #[test]
+    fn derived_limits_are_none_in_rust_and_absent_or_null_in_json() {
+        let absent: Limits = serde_json::from_str("{}").unwrap();
+        let null: Limits =
+            serde_json::from_str(r#"{"fuel": null, "max_wasm_memory_bytes": null}"#).unwrap();
+        assert_eq!(absent, Limits::default());
+        assert_eq!(null, Limits::default());
+        assert_eq!((absent.fuel, absent.max_wasm_memory_bytes), (None, None));
+        let set: Limits =
+            serde_json::from_str(r#"{"fuel": 7, "max_wasm_memory_bytes": 83886080}"#).unwrap();
+        assert_eq!(
+            (set.fuel, set.max_wasm_memory_bytes),
+            (Some(7), Some(80 << 20))
+        );
+        let zero = Limits {
+            fuel: Some(0),
+            ..Limits::default()
+        };
+        assert_eq!(
+            zero.validate().map_err(|e| e.to_string()),
+            Err("limit fuel must be greater than zero".into())
         );
     }
 
@@ -524,13 +593,14 @@ mod tests {
     fn linear_memory_must_hold_the_heap() {
         let limits = Limits {
             max_memory_bytes: 64 << 20,
-            max_wasm_memory_bytes: 65 << 20,
+            max_wasm_memory_bytes: Some(65 << 20),
             ..Limits::default()
         };
         assert!(
             limits
                 .validate()
                 .unwrap_err()
+                .to_string()
                 .contains("must exceed max_memory_bytes")
         );
     }

@@ -161,10 +161,13 @@ async fn cancel_stops_a_busy_eval_and_keeps_its_output() {
 #[tokio::test]
 async fn cancel_stops_an_eval_waiting_on_a_capability() {
     let sandbox = Sandbox::builder()
-        .capability(moonbox::Capability::new("slow", |_ctx, (): ()| async {
-            tokio::time::sleep(Duration::from_secs(60)).await;
-            Ok::<_, moonbox::CapabilityError>(1)
-        }))
+        .capability(moonbox::Capability::new_async(
+            "slow",
+            |_ctx, (): ()| async {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                Ok::<_, moonbox::CapabilityError>(1)
+            },
+        ))
         .limits(Limits {
             timeout: Duration::from_secs(120),
             ..Limits::default()
