@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use moonbox::{Determinism, Engine, Limits, MAX_CALL_BUDGET, Records, Sandbox, SandboxBuilder};
+use moonbox::{Determinism, Engine, Limits, Records, Sandbox, SandboxBuilder};
 
 use crate::input;
 
@@ -255,10 +255,11 @@ pub(crate) fn parse_budget(s: &str) -> Result<(Option<String>, u32), String> {
         .trim()
         .parse::<u32>()
         .ok()
-        .filter(|&n| n <= MAX_CALL_BUDGET)
+        .filter(|&n| n <= Limits::MAX_CALL_BUDGET)
         .ok_or_else(|| {
             format!(
-                "'{count}' is not a call budget; use a whole number from 0 to {MAX_CALL_BUDGET}, as in --call-budget 100 or --call-budget records.get=10"
+                "'{count}' is not a call budget; use a whole number from 0 to {}, as in --call-budget 100 or --call-budget records.get=10",
+                Limits::MAX_CALL_BUDGET
             )
         })?;
     Ok((name, calls))
@@ -523,8 +524,8 @@ mod tests {
             Ok((Some("records.get".to_owned()), 10))
         );
         assert_eq!(
-            parse_budget(&MAX_CALL_BUDGET.to_string()),
-            Ok((None, MAX_CALL_BUDGET))
+            parse_budget(&Limits::MAX_CALL_BUDGET.to_string()),
+            Ok((None, Limits::MAX_CALL_BUDGET))
         );
         for bad in [
             "",

@@ -155,9 +155,8 @@ fn integral(value: Value) -> (Value, bool) {
     }
 }
 
-/// The most arguments a capability may declare with
-/// [`Capability::with_arity`]; building a sandbox refuses more.
-pub const MAX_CAPABILITY_ARGS: u32 = 255;
+/// [`Limits::MAX_CAPABILITY_ARGS`](crate::Limits::MAX_CAPABILITY_ARGS), for this module.
+pub(crate) const MAX_CAPABILITY_ARGS: u32 = crate::limits::Limits::MAX_CAPABILITY_ARGS;
 
 /// The arguments as JSON values, for a capability whose arity is known only
 /// at run time (a binding for another language, a proxy): 0 to 16 unless
@@ -343,7 +342,7 @@ impl<T> Capability<T> {
     /// `Vec<Value>`. A call outside the range is refused before the handler
     /// runs; missing arguments up to `max` arrive as `null`.
     /// [`build`](crate::SandboxBuilder::build) refuses `min > max` and a
-    /// `max` over [`MAX_CAPABILITY_ARGS`].
+    /// `max` over [`Limits::MAX_CAPABILITY_ARGS`](crate::Limits::MAX_CAPABILITY_ARGS).
     pub fn with_arity(mut self, min: u32, max: u32) -> Self {
         self.min_args = min;
         self.max_args = max;
@@ -357,7 +356,7 @@ impl<T> Capability<T> {
     /// the call is recorded as [`CallOutcome::OverBudget`](crate::CallOutcome::OverBudget).
     /// Calls refused by the approver count too, so a budget also bounds
     /// how often one eval can ask. 0 offers the capability but refuses
-    /// every call. At most [`MAX_CALL_BUDGET`](crate::MAX_CALL_BUDGET)
+    /// every call. At most [`Limits::MAX_CALL_BUDGET`](crate::Limits::MAX_CALL_BUDGET)
     /// ([`build`](crate::SandboxBuilder::build) refuses more). Default:
     /// the sandbox's.
     ///

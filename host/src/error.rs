@@ -350,7 +350,7 @@ pub enum ConfigError {
         /// The setting: `deterministic mode` or `limit fuel`.
         setting: &'static str,
     },
-    /// A call budget is over [`MAX_CALL_BUDGET`](crate::MAX_CALL_BUDGET).
+    /// A call budget is over [`Limits::MAX_CALL_BUDGET`](crate::Limits::MAX_CALL_BUDGET).
     #[error(
         "the call budget of {} is {calls}, more than the most allowed ({}); lower it",
         budget_owner(.capability),
@@ -375,7 +375,7 @@ pub enum ConfigError {
         capabilities: Vec<String>,
     },
     /// A capability's argument counts are out of order or over
-    /// [`MAX_CAPABILITY_ARGS`](crate::MAX_CAPABILITY_ARGS).
+    /// [`Limits::MAX_CAPABILITY_ARGS`](crate::Limits::MAX_CAPABILITY_ARGS).
     #[error(
         "capability '{capability}' takes {min} to {max} arguments; the fewest must not pass the most, and the most is {}",
         crate::capability::MAX_CAPABILITY_ARGS

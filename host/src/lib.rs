@@ -86,22 +86,19 @@ mod text;
 pub mod tool;
 mod wasi;
 
-pub use capability::{Args, ArgsSchema, Capability, CapabilityError, MAX_CAPABILITY_ARGS};
+pub use capability::{Args, ArgsSchema, Capability, CapabilityError};
 pub use config::{DEFAULT_CHUNK_NAME, Determinism};
 pub use diagnostic::{Diagnostic, Finding};
 pub use engine::{Engine, EngineBuilder};
 pub use error::{ConfigError, Error, ErrorKind, EvalError};
-pub use governance::{
-    Approval, ApprovalRequest, Approver, CallOutcome, CallRecord, MAX_CALL_BUDGET,
-    MAX_CALL_RECORDS, MAX_RECORDED_ARG_BYTES, MAX_RECORDED_ARG_TREE_BYTES,
-};
+pub use governance::{Approval, ApprovalRequest, Approver, CallOutcome, CallRecord};
 pub use limits::{LimitError, Limits};
 pub use outcome::{EvalOutput, Output, Stats};
 pub use output::{FIELDS_DROPPED, LOG_EVENT_BYTES, LogEvent, LogLevel, LogSink, OutputSink};
 pub use records::Records;
 pub use report::{Report, ReportError};
 pub use sandbox::{Sandbox, SandboxBuilder};
-pub use script::{CancelHandle, MAX_INPUTS, Script};
+pub use script::{CancelHandle, Script};
 pub use session::{Session, StartTimes};
 
 #[cfg(doctest)]

@@ -232,8 +232,8 @@ impl Limits {
     /// sandbox that keeps arguments in its audit trail
     /// ([`SandboxBuilder::audit_args`](crate::SandboxBuilder::audit_args))
     /// keeps at most 64 MiB of them
-    /// ([`MAX_RECORDED_ARG_TREE_BYTES`](crate::MAX_RECORDED_ARG_TREE_BYTES)
-    /// for each of [`MAX_CALL_RECORDS`](crate::MAX_CALL_RECORDS)). Each
+    /// ([`Limits::MAX_RECORDED_ARG_TREE_BYTES`](crate::Limits::MAX_RECORDED_ARG_TREE_BYTES)
+    /// for each of [`Limits::MAX_CALL_RECORDS`](crate::Limits::MAX_CALL_RECORDS)). Each
     /// bound is enforced where the data is made, with an error that names
     /// its limit; `tests/all/host_memory.rs` drives each one to its bound
     /// and measures the process's peak resident memory against this sum.
@@ -376,6 +376,37 @@ impl Limits {
         }
         Ok(())
     }
+}
+
+/// The bounds of what is not a [`Limits`] field: capability arity, call
+/// budgets, the audit trail and script inputs. Kept here, beside the
+/// limits' own bounds, so that every bound is in one place.
+impl Limits {
+    /// The most arguments a capability may declare with
+    /// [`Capability::with_arity`](crate::Capability::with_arity); building a sandbox refuses more.
+    pub const MAX_CAPABILITY_ARGS: u32 = 255;
+    /// The largest call budget a sandbox accepts, for the default and for each
+    /// capability.
+    pub const MAX_CALL_BUDGET: u32 = 1_000_000;
+    /// The most call records one eval keeps. Calls past it still run (within
+    /// their budgets) and are counted in
+    /// [`Stats::calls_unrecorded`](crate::Stats::calls_unrecorded).
+    pub const MAX_CALL_RECORDS: usize = 1000;
+    /// The most bytes of JSON a recorded call's arguments may take to be kept
+    /// in [`CallRecord::args`](crate::CallRecord::args) (when the host opted in with
+    /// [`SandboxBuilder::audit_args`](crate::SandboxBuilder::audit_args)).
+    /// Larger arguments are left out; [`CallRecord::arg_bytes`](crate::CallRecord::arg_bytes) still says how
+    /// large they were. Arguments whose parsed values take more than
+    /// [`Limits::MAX_RECORDED_ARG_TREE_BYTES`] on the host are left out too.
+    pub const MAX_RECORDED_ARG_BYTES: u64 = 4096;
+    /// The most host memory a recorded call's parsed arguments may take to be
+    /// kept (by the estimate the host parses arguments with): 4 KiB of text can
+    /// stand for a hundred times that as values (`[{"":0},...]`). With
+    /// [`Limits::MAX_CALL_RECORDS`], this bounds the arguments an eval's
+    /// audit trail keeps to 64 MiB.
+    pub const MAX_RECORDED_ARG_TREE_BYTES: u64 = 64 << 10;
+    /// The most inputs one eval takes; more data belongs in one table.
+    pub const MAX_INPUTS: usize = 1024;
 }
 
 /// Why [`Limits::validate`] refused a set of limits: the limit, and a

@@ -32,7 +32,7 @@ pub struct EvalOutput {
     /// What the eval cost.
     pub stats: Stats,
     /// The capability calls the eval made, in the order they were made
-    /// (the first [`MAX_CALL_RECORDS`](crate::MAX_CALL_RECORDS); see
+    /// (the first [`Limits::MAX_CALL_RECORDS`](crate::Limits::MAX_CALL_RECORDS); see
     /// [`Stats::calls_unrecorded`]).
     pub calls: Vec<crate::CallRecord>,
     /// The events of the script's `log`, in the order it made them.
@@ -65,7 +65,7 @@ pub struct Stats {
     /// Bytes the script wrote.
     pub output_bytes: u64,
     /// Capability calls left out of the eval's `calls` because it already
-    /// held [`MAX_CALL_RECORDS`](crate::MAX_CALL_RECORDS) records.
+    /// held [`Limits::MAX_CALL_RECORDS`](crate::Limits::MAX_CALL_RECORDS) records.
     #[serde(default)]
     pub calls_unrecorded: u32,
 }

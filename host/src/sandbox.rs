@@ -121,7 +121,7 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     /// counts its own calls; counters restart at every eval. A call past
     /// the budget does not run: the script gets a capability error it can
     /// catch, naming the capability and the budget. At most
-    /// [`MAX_CALL_BUDGET`]. Default: unlimited.
+    /// [`Limits::MAX_CALL_BUDGET`](crate::Limits::MAX_CALL_BUDGET). Default: unlimited.
     ///
     /// ```
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -157,7 +157,7 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     }
 
     /// Keeps each call's arguments, as JSON, in its [`CallRecord`](crate::CallRecord)
-    /// (up to [`MAX_RECORDED_ARG_BYTES`](crate::MAX_RECORDED_ARG_BYTES) per
+    /// (up to [`Limits::MAX_RECORDED_ARG_BYTES`](crate::Limits::MAX_RECORDED_ARG_BYTES) per
     /// call). Arguments are what the script chose to send, so they may
     /// carry what it read from other capabilities: opt in only where the
     /// records are kept as carefully as the data. Default: off (sizes,
@@ -212,7 +212,7 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     /// [`Error::Config`] for invalid limits, an unknown `allow` name, a
     /// duplicate or malformed capability or module name, a module that does
     /// not compile, a limit too small to start a session, a call budget
-    /// over [`MAX_CALL_BUDGET`] or for a name no capability has, or a
+    /// over [`Limits::MAX_CALL_BUDGET`](crate::Limits::MAX_CALL_BUDGET) or for a name no capability has, or a
     /// capability that needs approval in a sandbox without an approver, or
     /// an engine that does not meter fuel for a sandbox in deterministic
     /// mode or with an explicit [`Limits::fuel`];

@@ -440,7 +440,7 @@ async fn an_arity_set_at_run_time_is_checked_at_the_boundary_and_at_build() {
         moonbox::ErrorKind::Capability
     );
 
-    for (min, max) in [(2, 1), (0, moonbox::MAX_CAPABILITY_ARGS + 1)] {
+    for (min, max) in [(2, 1), (0, moonbox::Limits::MAX_CAPABILITY_ARGS + 1)] {
         let cap = Capability::<()>::sync("bad.range", |_ctx, args: Vec<serde_json::Value>| {
             Ok::<_, CapabilityError>(args.len())
         })

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use moonbox::{
     Approval, Approver, CallOutcome, Capability, CapabilityError, ConfigError, Error, ErrorKind,
-    Limits, MAX_CALL_BUDGET, MAX_CALL_RECORDS, Report, Sandbox,
+    Limits, Report, Sandbox,
 };
 use serde_json::json;
 
@@ -125,7 +125,7 @@ async fn budgets_reset_at_every_eval_of_a_session() {
 #[tokio::test]
 async fn budgets_are_bounded_and_must_name_a_capability() {
     let err = Sandbox::builder()
-        .call_budget(MAX_CALL_BUDGET + 1)
+        .call_budget(Limits::MAX_CALL_BUDGET + 1)
         .build()
         .unwrap_err();
     assert!(
@@ -237,14 +237,14 @@ async fn the_trail_is_bounded_and_counts_the_calls_it_left_out() {
     let extra = 7;
     let code = format!(
         "for i = 1, {} do kv.a(i) end return 0",
-        MAX_CALL_RECORDS + extra
+        Limits::MAX_CALL_RECORDS + extra
     );
     let out = ok(&sb, &code).await;
-    assert_eq!(out.calls.len(), MAX_CALL_RECORDS);
+    assert_eq!(out.calls.len(), Limits::MAX_CALL_RECORDS);
     assert_eq!(out.stats.calls_unrecorded, extra as u32);
     assert_eq!(
         out.stats.capability_calls as usize,
-        MAX_CALL_RECORDS + extra
+        Limits::MAX_CALL_RECORDS + extra
     );
     // The first calls are the ones kept.
     assert_eq!(out.calls[0].arg_bytes, 3); // [1]
