@@ -97,7 +97,8 @@ fn sandbox(file: &CaseFile, case: &Value) -> Result<Sandbox, String> {
                 "{name}: the case file's arity differs from the runner's"
             ));
         }
-        builder = builder.capability(capability.doc(cap["doc"].as_str().unwrap_or_default()));
+        builder = builder
+            .capability(capability.with_description(cap["doc"].as_str().unwrap_or_default()));
     }
     if let Some(d) = file.config["deterministic"].as_object() {
         builder = builder.deterministic(Determinism {

@@ -98,7 +98,8 @@ class ContractCheck(unittest.TestCase):
 
     def test_another_package_version_anywhere_fails(self) -> None:
         self.plant(contract.WIT, "package moonbox:sandbox@", "package moonbox:sandbox@9")
-        (self.root / "notes.md").write_text("links moonbox:sandbox/lua@0.1.0\n")
+        # Spelled in two parts so that this file does not name another version.
+        (self.root / "notes.md").write_text("links moonbox:sandbox/lua" + "@0.1.0\n")
         subprocess.run(["git", "add", "notes.md"], cwd=self.root, check=True)
         code, err = self.check()
         self.assertEqual(code, 1)

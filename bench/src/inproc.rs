@@ -205,7 +205,7 @@ pub(crate) const FAN_OUT_CALLS: u32 = 20;
 /// for every call, alternating, `reps` times each. Returns the three
 /// summaries in that order.
 pub(crate) async fn fan_out(reps: usize) -> Result<[Summary; 3]> {
-    let wait = Capability::new("api.wait", |_, (n,): (i64,)| async move {
+    let wait = Capability::new_async("api.wait", |_, (n,): (i64,)| async move {
         tokio::time::sleep(FAN_OUT_WAIT).await;
         Ok::<_, CapabilityError>(n)
     });

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use clap::Args;
-use moonbox::{Determinism, Engine, Limits, MAX_CALL_BUDGET, Records, Sandbox, SandboxBuilder};
+use moonbox::{Determinism, Engine, Limits, Records, Sandbox, SandboxBuilder};
 
 use crate::input;
 
@@ -25,10 +25,8 @@ pub(crate) struct SandboxArgs {
     /// Bytes in one string (accepts 16MiB, 512KiB, 1000; 1KiB to 1GiB).
     #[arg(long, value_name = "SIZE", default_value_t = Size(Limits::DEFAULT_MAX_STRING_BYTES))]
     max_string_bytes: Size,
-    /// Bytes of Lua heap (accepts 64MiB, 1GiB...; 1MiB to 1GiB). The old
-    /// name --memory still works.
-    #[arg(long, value_name = "SIZE", alias = "memory",
-          default_value_t = Size(Limits::DEFAULT_MAX_MEMORY_BYTES))]
+    /// Bytes of Lua heap (accepts 64MiB, 1GiB...; 1MiB to 1GiB).
+    #[arg(long, value_name = "SIZE", default_value_t = Size(Limits::DEFAULT_MAX_MEMORY_BYTES))]
     max_memory_bytes: Size,
     /// Wall-clock time per run, reading the script included (accepts 2s,
     /// 500ms, 1m; at most 24h).
@@ -257,10 +255,11 @@ pub(crate) fn parse_budget(s: &str) -> Result<(Option<String>, u32), String> {
         .trim()
         .parse::<u32>()
         .ok()
-        .filter(|&n| n <= MAX_CALL_BUDGET)
+        .filter(|&n| n <= Limits::MAX_CALL_BUDGET)
         .ok_or_else(|| {
             format!(
-                "'{count}' is not a call budget; use a whole number from 0 to {MAX_CALL_BUDGET}, as in --call-budget 100 or --call-budget records.get=10"
+                "'{count}' is not a call budget; use a whole number from 0 to {}, as in --call-budget 100 or --call-budget records.get=10",
+                Limits::MAX_CALL_BUDGET
             )
         })?;
     Ok((name, calls))
@@ -347,7 +346,7 @@ impl SandboxArgs {
             max_string_bytes: self.max_string_bytes.0,
             max_memory_bytes: self.max_memory_bytes.0,
             max_output_bytes: self.max_output_bytes.0,
-            fuel: self.fuel.unwrap_or(0),
+            fuel: self.fuel,
             timeout: self.timeout.0,
             max_calls_in_flight: self.max_calls_in_flight,
             ..Limits::default()
@@ -525,8 +524,8 @@ mod tests {
             Ok((Some("records.get".to_owned()), 10))
         );
         assert_eq!(
-            parse_budget(&MAX_CALL_BUDGET.to_string()),
-            Ok((None, MAX_CALL_BUDGET))
+            parse_budget(&Limits::MAX_CALL_BUDGET.to_string()),
+            Ok((None, Limits::MAX_CALL_BUDGET))
         );
         for bad in [
             "",

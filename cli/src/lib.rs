@@ -175,6 +175,9 @@ async fn run(
         Err(e) => {
             stdout.finish()?;
             eprintln!("{e}");
+            if let Some(note) = flag_note(e.kind) {
+                eprintln!("{note}");
+            }
             // The note is about return values, not about a refused input.
             if e.kind == ErrorKind::InvalidValue && !e.message.starts_with("input") {
                 eprintln!(
@@ -183,6 +186,18 @@ async fn run(
             }
             Ok(e.kind.exit_code())
         }
+    }
+}
+
+/// The flags that set the limit behind an outer-wall stop: the library's
+/// message names the `Limits` field, which a command-line user does not set.
+fn flag_note(kind: ErrorKind) -> Option<&'static str> {
+    match kind {
+        ErrorKind::Timeout => Some("note: the timeout is set with --timeout"),
+        ErrorKind::FuelExhausted => {
+            Some("note: fuel is set with --fuel, or derived from --max-instructions")
+        }
+        _ => None,
     }
 }
 

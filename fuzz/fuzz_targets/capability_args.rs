@@ -28,7 +28,7 @@ fn sandbox() -> &'static Sandbox {
             max_output_bytes: 16 << 10,
             // What fuel derived from the instruction limit would be (500
             // per instruction): the guest's limits must trip first.
-            fuel: 250_000_000,
+            fuel: Some(250_000_000),
             timeout: Duration::from_secs(5),
             ..Limits::default()
         };

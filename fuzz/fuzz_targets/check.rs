@@ -23,7 +23,7 @@ fn sandbox() -> &'static Sandbox {
             max_instructions: 200_000,
             max_memory_bytes: 4 << 20,
             max_string_bytes: 1 << 20,
-            fuel: 200_000_000,
+            fuel: Some(200_000_000),
             timeout: Duration::from_secs(5),
             ..Limits::default()
         };

@@ -20,7 +20,7 @@ fn sandbox() -> &'static Sandbox {
             max_memory_bytes: 8 << 20,
             max_string_bytes: 1 << 20,
             max_output_bytes: 16 << 10,
-            fuel: 100_000_000,
+            fuel: Some(100_000_000),
             timeout: Duration::from_secs(2),
             ..Limits::default()
         };
@@ -44,7 +44,7 @@ fuzz_target!(|data: &[u8]| {
         match outcome {
             Ok(out) => {
                 assert!(out.output.len() <= max_output);
-                serde_json::to_string(&out).expect("outputs serialize");
+                serde_json::to_string(&moonbox::Report::from(&out)).expect("outputs serialize");
             }
             Err(e) => {
                 assert!(e.output.len() <= max_output);

@@ -40,7 +40,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         Ok(conv.user.clone())
     })
-    .doc("whoami() -> string: the signed-in user's name.");
+    .with_description("whoami() -> string: the signed-in user's name.");
     let sandbox = SandboxBuilder::<Conversation>::new()
         .capability(records.capability())
         .capability(whoami)

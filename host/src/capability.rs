@@ -27,6 +27,9 @@ use crate::arguments::Held;
 /// assert_eq!(err.to_string(), "record 7 is archived");
 /// let err: CapabilityError = "quota exceeded".into();
 /// assert_eq!(err.message(), "quota exceeded");
+/// // An ordinary error: it boxes, and `?` converts it.
+/// let boxed: Box<dyn std::error::Error + Send + Sync> = err.into();
+/// assert_eq!(boxed.to_string(), "quota exceeded");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CapabilityError {
@@ -52,6 +55,8 @@ impl fmt::Display for CapabilityError {
         f.write_str(&self.message)
     }
 }
+
+impl std::error::Error for CapabilityError {}
 
 impl From<String> for CapabilityError {
     fn from(message: String) -> Self {
@@ -150,9 +155,8 @@ fn integral(value: Value) -> (Value, bool) {
     }
 }
 
-/// The most arguments a capability may declare with
-/// [`Capability::with_arity`]; building a sandbox refuses more.
-pub const MAX_CAPABILITY_ARGS: u32 = 255;
+/// [`Limits::MAX_CAPABILITY_ARGS`](crate::Limits::MAX_CAPABILITY_ARGS), for this module.
+pub(crate) const MAX_CAPABILITY_ARGS: u32 = crate::limits::Limits::MAX_CAPABILITY_ARGS;
 
 /// The arguments as JSON values, for a capability whose arity is known only
 /// at run time (a binding for another language, a proxy): 0 to 16 unless
@@ -255,14 +259,15 @@ impl<T> Clone for Handler<T> {
 /// let add = Capability::<Ctx>::sync("math2.add", |_ctx, (a, b): (i64, i64)| {
 ///     Ok::<_, CapabilityError>(a + b)
 /// })
-/// .doc("Adds two integers.");
+/// .with_description("Adds two integers.");
 ///
 /// // Async: may await I/O; the eval's timeout covers it.
-/// let whoami = Capability::<Ctx>::new("auth.whoami", |ctx, (): ()| async move {
+/// let whoami = Capability::<Ctx>::new_async("auth.whoami", |ctx, (): ()| async move {
 ///     Ok::<_, CapabilityError>(format!("key ending {}", &ctx.api_key[ctx.api_key.len() - 2..]))
 /// });
 /// assert_eq!(add.name(), "math2.add");
 /// assert_eq!(add.arity(), (2, 2));
+/// assert_eq!(add.description(), "Adds two integers.");
 /// # let _ = whoami;
 /// ```
 pub struct Capability<T> {
@@ -309,9 +314,10 @@ impl<T> fmt::Debug for Capability<T> {
 }
 
 impl<T> Capability<T> {
-    /// Sets the one-line description shown in tool schemas.
-    pub fn doc(mut self, doc: impl Into<String>) -> Self {
-        self.doc = doc.into();
+    /// Sets the one-line description shown in tool schemas, which
+    /// [`description`](Self::description) reads. Default: none.
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.doc = description.into();
         self
     }
 
@@ -320,7 +326,8 @@ impl<T> Capability<T> {
         &self.name
     }
 
-    /// The description.
+    /// The description [`with_description`](Self::with_description) set
+    /// (empty when none was).
     pub fn description(&self) -> &str {
         &self.doc
     }
@@ -335,7 +342,7 @@ impl<T> Capability<T> {
     /// `Vec<Value>`. A call outside the range is refused before the handler
     /// runs; missing arguments up to `max` arrive as `null`.
     /// [`build`](crate::SandboxBuilder::build) refuses `min > max` and a
-    /// `max` over [`MAX_CAPABILITY_ARGS`].
+    /// `max` over [`Limits::MAX_CAPABILITY_ARGS`](crate::Limits::MAX_CAPABILITY_ARGS).
     pub fn with_arity(mut self, min: u32, max: u32) -> Self {
         self.min_args = min;
         self.max_args = max;
@@ -349,7 +356,7 @@ impl<T> Capability<T> {
     /// the call is recorded as [`CallOutcome::OverBudget`](crate::CallOutcome::OverBudget).
     /// Calls refused by the approver count too, so a budget also bounds
     /// how often one eval can ask. 0 offers the capability but refuses
-    /// every call. At most [`MAX_CALL_BUDGET`](crate::MAX_CALL_BUDGET)
+    /// every call. At most [`Limits::MAX_CALL_BUDGET`](crate::Limits::MAX_CALL_BUDGET)
     /// ([`build`](crate::SandboxBuilder::build) refuses more). Default:
     /// the sandbox's.
     ///
@@ -567,7 +574,7 @@ impl<T: Send + Sync + 'static> Capability<T> {
     /// non-blocking work that finishes in microseconds: it cannot be
     /// abandoned, so a slow handler holds the eval past its timeout and
     /// stalls the runtime thread (use [`Capability::blocking`] or
-    /// [`Capability::new`] for anything slow).
+    /// [`Capability::new_async`] for anything slow).
     pub fn sync<A, R, E, F>(name: impl Into<String>, f: F) -> Self
     where
         A: Args,
@@ -603,10 +610,11 @@ impl<T: Send + Sync + 'static> Capability<T> {
         )
     }
 
-    /// An async capability. The eval's timeout covers the time it spends: at
-    /// the deadline its future is dropped and the eval ends with
+    /// An async capability: `f` returns a future, which runs inside the
+    /// eval. The eval's timeout covers the time it spends: at the deadline
+    /// its future is dropped and the eval ends with
     /// [`ErrorKind::Timeout`](crate::ErrorKind::Timeout).
-    pub fn new<A, R, E, F, Fut>(name: impl Into<String>, f: F) -> Self
+    pub fn new_async<A, R, E, F, Fut>(name: impl Into<String>, f: F) -> Self
     where
         A: Args,
         R: Serialize,
@@ -676,9 +684,9 @@ impl<T: Send + Sync + 'static> Capability<T> {
         Self::blocking(name, f).schemas(A::schemas(), Some(schema_of::<R>()))
     }
 
-    /// [`Capability::new`] (async) with derived schemas, as
+    /// [`Capability::new_async`] with derived schemas, as
     /// [`Capability::sync_typed`].
-    pub fn new_typed<A, R, E, F, Fut>(name: impl Into<String>, f: F) -> Self
+    pub fn new_async_typed<A, R, E, F, Fut>(name: impl Into<String>, f: F) -> Self
     where
         A: ArgsSchema,
         R: Serialize + JsonSchema,
@@ -686,7 +694,7 @@ impl<T: Send + Sync + 'static> Capability<T> {
         F: Fn(Arc<T>, A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<R, E>> + Send + 'static,
     {
-        Self::new(name, f).schemas(A::schemas(), Some(schema_of::<R>()))
+        Self::new_async(name, f).schemas(A::schemas(), Some(schema_of::<R>()))
     }
 
     /// A capability whose handler produces JSON text itself, bounded by the

@@ -12,7 +12,7 @@ use std::fmt;
 use std::hash::{Hash, Hasher};
 use std::io;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use wasmtime::component::Component;
@@ -23,8 +23,8 @@ use crate::error::Error;
 /// The guest component, built from `guest/` and committed.
 pub(crate) const COMPONENT: &[u8] = include_bytes!("../component/moonbox.wasm");
 
-/// How often the engine's epoch advances: the granularity of timeouts and of
-/// yields to the async runtime.
+/// How often the engine's epoch advances while a call into the guest runs:
+/// the granularity of timeouts and of yields to the async runtime.
 pub(crate) const EPOCH_TICK: Duration = Duration::from_millis(5);
 
 /// The most native stack wasm code may use; deeper recursion traps and is
@@ -45,6 +45,11 @@ pub(crate) const MAX_WASM_STACK: usize = 1 << 20;
 /// [`Engine::shared_metered`] when it needs fuel: in deterministic mode, or
 /// with an explicit [`Limits::fuel`](crate::Limits::fuel).
 ///
+/// Each engine has one thread of its own, `moonbox-epoch`, which enforces
+/// timeouts: while any call into the guest runs (a session starting, an
+/// eval, a check), it advances the engine's epoch every 5 ms; while none
+/// does, it sleeps until one starts. It ends when the engine is dropped.
+///
 /// ```
 /// use moonbox::{Engine, Sandbox};
 ///
@@ -61,10 +66,17 @@ pub struct Engine {
 
 struct Inner {
     engine: wasmtime::Engine,
+    ticker: Arc<Ticker>,
     component: Component,
     pooling: bool,
     fuel: bool,
     cache_dir: Option<PathBuf>,
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.ticker.stop();
+    }
 }
 
 impl fmt::Debug for Engine {
@@ -194,6 +206,12 @@ impl Engine {
             .map(|h| PathBuf::from(h).join(".cache").join("moonbox"))
     }
 
+    /// Keeps the epoch advancing until the guard is dropped: hold it for
+    /// every call into the guest.
+    pub(crate) fn ticking(&self) -> Ticking {
+        Ticking::new(&self.inner.ticker)
+    }
+
     pub(crate) fn wasmtime(&self) -> &wasmtime::Engine {
         &self.inner.engine
     }
@@ -308,7 +326,7 @@ impl EngineBuilder {
                 source,
             })?;
         }
-        let engine = wasmtime_engine(self.pooling, self.fuel)?;
+        let (engine, ticker) = wasmtime_engine(self.pooling, self.fuel)?;
         let component = match &self.cache_dir {
             Some(dir) => cached_component(&engine, dir)?,
             None => Component::new(&engine, COMPONENT)
@@ -317,6 +335,7 @@ impl EngineBuilder {
         Ok(Engine {
             inner: Arc::new(Inner {
                 engine,
+                ticker,
                 component,
                 pooling: self.pooling,
                 fuel: self.fuel,
@@ -379,29 +398,104 @@ pub(crate) fn wasmtime_config(pooling: Option<PoolingAllocationConfig>, fuel: bo
     config
 }
 
-fn wasmtime_engine(pooling: bool, fuel: bool) -> Result<wasmtime::Engine, Error> {
+fn wasmtime_engine(pooling: bool, fuel: bool) -> Result<(wasmtime::Engine, Arc<Ticker>), Error> {
     let config = wasmtime_config(pooling.then(pooling_config), fuel);
     let engine =
         wasmtime::Engine::new(&config).map_err(|e| Error::engine("configure wasmtime", e))?;
-    start_ticker(&engine)?;
-    Ok(engine)
+    let ticker = start_ticker(&engine)?;
+    Ok((engine, ticker))
 }
 
-/// One thread per engine advances the epoch; it stops when the engine is gone.
+/// The epoch thread's state, shared by the engine and the thread.
+#[derive(Default)]
+pub(crate) struct Ticker {
+    state: Mutex<TickerState>,
+    wake: Condvar,
+}
+
+#[derive(Default)]
+struct TickerState {
+    /// Calls into the guest running now ([`Ticking`] guards alive).
+    running: usize,
+    /// Set when the engine is dropped: the thread ends.
+    stopped: bool,
+    /// Epochs the thread has advanced (for tests).
+    ticks: u64,
+}
+
+impl Ticker {
+    fn lock(&self) -> MutexGuard<'_, TickerState> {
+        // The state is a few counters, consistent after any panic.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn stop(&self) {
+        self.lock().stopped = true;
+        self.wake.notify_all();
+    }
+
+    /// Waits while no call into the guest runs; `false` once the engine is
+    /// gone.
+    fn wait_for_work(&self) -> bool {
+        let mut state = self.lock();
+        while state.running == 0 && !state.stopped {
+            state = self
+                .wake
+                .wait(state)
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        }
+        !state.stopped
+    }
+}
+
+/// A running call into the guest, for which the epoch advances.
+pub(crate) struct Ticking(Arc<Ticker>);
+
+impl Ticking {
+    fn new(ticker: &Arc<Ticker>) -> Self {
+        let first = {
+            let mut state = ticker.lock();
+            state.running += 1;
+            state.running == 1
+        };
+        if first {
+            ticker.wake.notify_all();
+        }
+        Ticking(ticker.clone())
+    }
+}
+
+impl Drop for Ticking {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        state.running = state.running.saturating_sub(1);
+    }
+}
+
+/// One thread per engine advances the epoch while a call into the guest
+/// runs, and sleeps while none does; it stops when the engine is gone.
 /// Without it no timeout could fire, so failing to start it is an error.
-fn start_ticker(engine: &wasmtime::Engine) -> Result<(), Error> {
+fn start_ticker(engine: &wasmtime::Engine) -> Result<Arc<Ticker>, Error> {
+    let ticker = Arc::new(Ticker::default());
     let weak = engine.weak();
+    let shared = ticker.clone();
     std::thread::Builder::new()
         .name("moonbox-epoch".into())
         .spawn(move || {
-            while let Some(engine) = weak.upgrade() {
+            while shared.wait_for_work() {
+                let Some(engine) = weak.upgrade() else {
+                    return;
+                };
                 engine.increment_epoch();
                 drop(engine);
+                shared.lock().ticks += 1;
                 std::thread::sleep(EPOCH_TICK);
             }
         })
-        .map(drop)
-        .map_err(|e| Error::engine("start the epoch thread that enforces timeouts", e))
+        .map_err(|e| Error::engine("start the epoch thread that enforces timeouts", e))?;
+    Ok(ticker)
 }
 
 /// The largest cache file read back: the compiled guest is a few MiB.
@@ -713,6 +807,26 @@ mod tests {
             std::env::temp_dir().join(format!("moonbox-engine-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         dir
+    }
+
+    #[test]
+    fn the_epoch_advances_only_while_a_call_runs() {
+        let engine = wasmtime::Engine::new(&super::wasmtime_config(None, false)).expect("engine");
+        let ticker = super::start_ticker(&engine).expect("ticker");
+        let ticks = || ticker.lock().ticks;
+        let pause = || std::thread::sleep(super::EPOCH_TICK * 6);
+        pause();
+        assert_eq!(ticks(), 0, "an idle engine's thread sleeps");
+        let running = super::Ticking::new(&ticker);
+        pause();
+        let during = ticks();
+        assert!(during >= 2, "{during} ticks while a call ran");
+        drop(running);
+        pause();
+        let after = ticks();
+        pause();
+        assert_eq!(ticks(), after, "the thread sleeps again once no call runs");
+        ticker.stop();
     }
 
     #[test]

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::DEFAULT_CHUNK_NAME;
 use crate::contract;
 use crate::outcome::{Output, Stats};
+use crate::text::one_line;
 
 /// Why an eval failed.
 ///
@@ -153,8 +154,9 @@ impl fmt::Display for ErrorKind {
 /// become spaces, and every other control or line-separator character is
 /// escaped, so a script cannot forge a second line on a terminal):
 /// `error[runtime]: main.lua:3: attempt to index a nil value (global 'nope')`.
-/// The alternate form (`{:#}`) adds the traceback. The `Serialize` form is the
-/// JSON for logs, UIs and tool results.
+/// The alternate form (`{:#}`) adds the traceback. Its JSON form, for logs,
+/// UIs and tool results, is the [`Report`](crate::Report)
+/// (`Report::from(&err)`), the one serialised form of an outcome.
 ///
 /// ```
 /// # async fn demo() -> Result<(), moonbox::Error> {
@@ -169,7 +171,7 @@ impl fmt::Display for ErrorKind {
 /// # Ok(()) }
 /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 /// ```
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct EvalError {
     /// What went wrong.
     pub kind: ErrorKind,
@@ -190,11 +192,9 @@ pub struct EvalError {
     /// The capability calls made before the failure, in order, as on
     /// [`EvalOutput::calls`](crate::EvalOutput::calls); a call the stop
     /// interrupted is [`CallOutcome::CutOff`](crate::CallOutcome::CutOff).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub calls: Vec<crate::CallRecord>,
     /// The events of the script's `log` before it failed, in order, whatever
     /// stopped it.
-    #[serde(default)]
     pub logs: Vec<crate::output::LogEvent>,
 }
 
@@ -228,12 +228,6 @@ impl EvalError {
             Stats::default(),
         )
     }
-
-    /// The JSON form (the `Serialize` output) as a `serde_json::Value`.
-    pub fn to_json(&self) -> serde_json::Value {
-        serde_json::to_value(self)
-            .unwrap_or_else(|_| serde_json::json!({ "kind": self.kind, "message": self.message }))
-    }
 }
 
 impl fmt::Display for EvalError {
@@ -248,41 +242,6 @@ impl fmt::Display for EvalError {
 
 impl std::error::Error for EvalError {}
 
-/// Collapses `\n` line breaks (and the indentation after them) into single
-/// spaces, and escapes every other character that could move a terminal's
-/// cursor or start a new line: C0 and C1 controls (carriage return, escape,
-/// form feed, NEL...), DEL, the Unicode line and paragraph separators, and
-/// the bidirectional overrides.
-pub(crate) fn one_line(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut lines = s
-        .split('\n')
-        .map(|l| l.trim_end_matches([' ', '\t']))
-        .filter(|l| !l.trim_matches([' ', '\t']).is_empty());
-    let mut push = |line: &str| {
-        for c in line.chars() {
-            match c {
-                '\r' => out.push_str("\\r"),
-                '\t' => out.push_str("\\t"),
-                c if c.is_control()
-                    || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') =>
-                {
-                    let _ = fmt::Write::write_fmt(&mut out, format_args!("\\u{{{:x}}}", c as u32));
-                }
-                c => out.push(c),
-            }
-        }
-    };
-    if let Some(first) = lines.next() {
-        push(first);
-    }
-    for line in lines {
-        push(" ");
-        push(line.trim_start_matches([' ', '\t']));
-    }
-    out
-}
-
 /// A host-side failure: bad configuration, an engine that cannot start, or
 /// a session that cannot be created.
 ///
@@ -291,22 +250,27 @@ pub(crate) fn one_line(s: &str) -> String {
 /// host's sentence and the chain says why.
 ///
 /// ```
-/// use moonbox::{Error, Limits, Sandbox};
+/// use moonbox::{ConfigError, Error, Limits, Sandbox};
 ///
 /// let err = Sandbox::builder()
 ///     .limits(Limits { max_instructions: 0, ..Limits::default() })
 ///     .build()
 ///     .unwrap_err();
-/// assert!(matches!(err, Error::Config(_)));
+/// let Error::Config(ConfigError::Limit(why)) = &err else { panic!("{err}") };
+/// assert_eq!(why.limit(), "max_instructions");
+/// assert_eq!(
+///     err.to_string(),
+///     "invalid sandbox configuration: limit max_instructions must be greater than zero"
+/// );
 /// ```
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The sandbox configuration is invalid (a zero limit, an unknown
     /// `allow` name, a module that does not compile, a duplicate name...).
-    /// The text says which setting and why.
+    /// The [`ConfigError`] says which setting and why.
     #[error("invalid sandbox configuration: {0}")]
-    Config(String),
+    Config(#[from] ConfigError),
     /// wasmtime could not be configured, or the guest not compiled.
     #[error("cannot {action}")]
     Engine {
@@ -345,12 +309,118 @@ impl Error {
         }
     }
 
-    /// The eval error behind a [`Error::Session`], if this is one.
+    /// The eval error behind a [`Error::Session`], or behind a
+    /// [`ConfigError::TooSmall`], if this is one.
     pub fn eval_error(&self) -> Option<&EvalError> {
         match self {
-            Error::Session(e) => Some(e),
+            Error::Session(e) | Error::Config(ConfigError::TooSmall(e)) => Some(e),
             _ => None,
         }
+    }
+}
+
+/// Which setting of a sandbox is invalid, and why: the cause of an
+/// [`Error::Config`]. `Display` is one sentence that names the setting.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConfigError {
+    /// A limit is out of bounds ([`Limits::validate`](crate::Limits::validate)).
+    #[error(transparent)]
+    Limit(#[from] crate::limits::LimitError),
+    /// A limit is too small to start a session at all. The eval error has
+    /// the limit's kind (a timeout, fuel, the memory limit), and its
+    /// message names the limit to raise.
+    #[error("{}", .0.message)]
+    TooSmall(EvalError),
+    /// The guest refused the configuration: an unknown `allow` name, a
+    /// malformed or duplicate capability or module name, a module that
+    /// does not compile. The text is the guest's and names the setting.
+    #[error("{0}")]
+    Refused(String),
+    /// A setting (deterministic mode, or an explicit
+    /// [`Limits::fuel`](crate::Limits::fuel)) needs an engine that meters
+    /// fuel, and the sandbox's does not.
+    #[error(
+        "{setting} needs an engine that meters fuel; build it with Engine::builder().fuel(true)"
+    )]
+    NeedsFuel {
+        /// The setting: `deterministic mode` or `limit fuel`.
+        setting: &'static str,
+    },
+    /// A call budget is over [`Limits::MAX_CALL_BUDGET`](crate::Limits::MAX_CALL_BUDGET).
+    #[error(
+        "the call budget of {} is {calls}, more than the most allowed ({}); lower it",
+        budget_owner(.capability),
+        crate::governance::MAX_CALL_BUDGET
+    )]
+    CallBudgetTooLarge {
+        /// The capability whose budget it is; `None` for the sandbox's
+        /// default budget.
+        capability: Option<String>,
+        /// The budget asked for.
+        calls: u32,
+    },
+    /// A call budget names a capability the sandbox does not have.
+    #[error(
+        "a call budget is set for '{name}', but no capability has that name (the capabilities are: {}); fix the name or drop the budget",
+        name_list(.capabilities)
+    )]
+    UnknownCapability {
+        /// The name the budget gives.
+        name: String,
+        /// The names the sandbox's capabilities have.
+        capabilities: Vec<String>,
+    },
+    /// A capability's argument counts are out of order or over
+    /// [`Limits::MAX_CAPABILITY_ARGS`](crate::Limits::MAX_CAPABILITY_ARGS).
+    #[error(
+        "capability '{capability}' takes {min} to {max} arguments; the fewest must not pass the most, and the most is {}",
+        crate::capability::MAX_CAPABILITY_ARGS
+    )]
+    Arity {
+        /// The capability.
+        capability: String,
+        /// The fewest arguments it takes.
+        min: u32,
+        /// The most arguments it takes.
+        max: u32,
+    },
+    /// A capability needs approval and the sandbox has no
+    /// [`Approver`](crate::Approver).
+    #[error(
+        "capability '{capability}' needs approval, but the sandbox has no approver to ask; set one with SandboxBuilder::approver, or do not require approval"
+    )]
+    NoApprover {
+        /// The capability.
+        capability: String,
+    },
+    /// [`Records::from_json`](crate::Records::from_json) got text that is
+    /// not JSON; the source is the parser's error.
+    #[error("records are not valid JSON")]
+    RecordsNotJson(#[source] serde_json::Error),
+    /// [`Records::from_json`](crate::Records::from_json) got JSON that is
+    /// not an object.
+    #[error("records must be a JSON object mapping ids to records, not {kind}")]
+    RecordsNotAnObject {
+        /// The JSON type it got (`an array`, `a string`...).
+        kind: &'static str,
+    },
+}
+
+/// Whose call budget [`ConfigError::CallBudgetTooLarge`] is about.
+fn budget_owner(capability: &Option<String>) -> String {
+    match capability {
+        Some(name) => format!("'{name}'"),
+        None => "every capability".to_owned(),
+    }
+}
+
+/// The capabilities [`ConfigError::UnknownCapability`] lists.
+fn name_list(names: &[String]) -> String {
+    if names.is_empty() {
+        "none".to_owned()
+    } else {
+        names.join(", ")
     }
 }
 
@@ -439,18 +509,6 @@ mod tests {
             "error[runtime]: main.lua:1: module 'x' not found: no field package.preload['x']"
         );
         assert!(format!("{err:#}").ends_with("stack traceback:\n\t[C]: in ?"));
-    }
-
-    #[test]
-    fn one_line_escapes_what_could_forge_a_terminal_line() {
-        let forged = "main.lua:1: x\r\u{1b}[2Kerror[ok]: fine\u{c}\u{85}\u{2028}\u{202e}\u{7f}";
-        let line = one_line(forged);
-        assert_eq!(
-            line,
-            "main.lua:1: x\\r\\u{1b}[2Kerror[ok]: fine\\u{c}\\u{85}\\u{2028}\\u{202e}\\u{7f}"
-        );
-        assert!(!line.chars().any(|c| c.is_control()));
-        assert_eq!(one_line("a\n\tb\n\n  c"), "a b c");
     }
 
     #[test]

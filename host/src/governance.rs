@@ -27,29 +27,18 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-/// The most call records one eval keeps. Calls past it still run (within
-/// their budgets) and are counted in
-/// [`Stats::calls_unrecorded`](crate::Stats::calls_unrecorded).
-pub const MAX_CALL_RECORDS: usize = 1000;
+/// [`Limits::MAX_CALL_RECORDS`](crate::Limits::MAX_CALL_RECORDS), for this module.
+pub(crate) const MAX_CALL_RECORDS: usize = crate::limits::Limits::MAX_CALL_RECORDS;
 
-/// The most bytes of JSON a recorded call's arguments may take to be kept
-/// in [`CallRecord::args`] (when the host opted in with
-/// [`SandboxBuilder::audit_args`](crate::SandboxBuilder::audit_args)).
-/// Larger arguments are left out; [`CallRecord::arg_bytes`] still says how
-/// large they were. Arguments whose parsed values take more than
-/// [`MAX_RECORDED_ARG_TREE_BYTES`] on the host are left out too.
-pub const MAX_RECORDED_ARG_BYTES: u64 = 4096;
+/// [`Limits::MAX_RECORDED_ARG_BYTES`](crate::Limits::MAX_RECORDED_ARG_BYTES), for this module.
+pub(crate) const MAX_RECORDED_ARG_BYTES: u64 = crate::limits::Limits::MAX_RECORDED_ARG_BYTES;
 
-/// The most host memory a recorded call's parsed arguments may take to be
-/// kept (by the estimate the host parses arguments with): 4 KiB of text can
-/// stand for a hundred times that as values (`[{"":0},...]`). With
-/// [`MAX_CALL_RECORDS`], this bounds the arguments an eval's audit trail
-/// keeps to 64 MiB.
-pub const MAX_RECORDED_ARG_TREE_BYTES: u64 = 64 << 10;
+/// [`Limits::MAX_RECORDED_ARG_TREE_BYTES`](crate::Limits::MAX_RECORDED_ARG_TREE_BYTES), for this module.
+pub(crate) const MAX_RECORDED_ARG_TREE_BYTES: u64 =
+    crate::limits::Limits::MAX_RECORDED_ARG_TREE_BYTES;
 
-/// The largest call budget a sandbox accepts, for the default and for each
-/// capability.
-pub const MAX_CALL_BUDGET: u32 = 1_000_000;
+/// [`Limits::MAX_CALL_BUDGET`](crate::Limits::MAX_CALL_BUDGET), for this module.
+pub(crate) const MAX_CALL_BUDGET: u32 = crate::limits::Limits::MAX_CALL_BUDGET;
 
 /// The most bytes of a capability name a record keeps. Names of registered
 /// capabilities are shorter; only a call to an unknown name can be cut.
@@ -92,7 +81,7 @@ pub struct CallRecord {
     pub outcome: CallOutcome,
     /// The arguments, only when the host opted in with
     /// [`SandboxBuilder::audit_args`](crate::SandboxBuilder::audit_args)
-    /// and they take at most [`MAX_RECORDED_ARG_BYTES`] bytes of JSON.
+    /// and they take at most [`Limits::MAX_RECORDED_ARG_BYTES`](crate::Limits::MAX_RECORDED_ARG_BYTES) bytes of JSON.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub args: Option<Vec<Value>>,
 }
@@ -394,7 +383,7 @@ impl Audit {
 fn over_budget(name: &str, limit: u32) -> String {
     let times = if limit == 1 { "time" } else { "times" };
     format!(
-        "{name}: call budget exhausted: this eval may call {name} at most {limit} {times} (the host's call budget, --call-budget); use the results you already have, or finish and continue in a later eval"
+        "{name}: call budget exhausted: this eval may call {name} at most {limit} {times} (the host's call budget: SandboxBuilder::call_budget, or Capability::call_budget); use the results you already have, or finish and continue in a later eval"
     )
 }
 
@@ -575,7 +564,7 @@ mod tests {
         use crate::host::{HostState, Registry};
 
         // The first call is the slowest, so it finishes last.
-        let slow = Capability::<()>::new("t.wait", |_ctx, (ms,): (u64,)| async move {
+        let slow = Capability::<()>::new_async("t.wait", |_ctx, (ms,): (u64,)| async move {
             tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
             Ok::<_, CapabilityError>(ms)
         })

@@ -98,7 +98,7 @@ pub(crate) struct HostTime {
 /// than deterministic mode's host budget ([`HostTime`]).
 #[derive(Debug, thiserror::Error)]
 #[error(
-    "the capability calls of this eval took longer than the {} ms timeout in all (deterministic mode counts the host's time apart from the script's; raise the timeout limit, --timeout, or make the capabilities faster)",
+    "the capability calls of this eval took longer than the {} ms timeout in all (deterministic mode counts the host's time apart from the script's; raise the timeout limit, Limits::timeout, or make the capabilities faster)",
     budget.as_millis()
 )]
 pub(crate) struct HostTimeout {

@@ -37,8 +37,9 @@
 //! - [`Sandbox::eval`]: a fresh, isolated instance per call, discarded after.
 //! - [`Session`]: one instance whose Lua globals persist across evals, with
 //!   a private context `T` that capabilities see and scripts never do.
-//! - [`EvalOutput`] and [`EvalError`]: serde types. An error's `Display` is
-//!   the one line to show a model; its kind says what happened.
+//! - [`EvalOutput`] and [`EvalError`]: what an eval produced, or why it
+//!   failed. An error's `Display` is the one line to show a model; its kind
+//!   says what happened. [`Report`] is their one JSON form.
 //!
 //! # Security model
 //!
@@ -58,7 +59,7 @@
 #![deny(missing_docs)]
 #![allow(
     clippy::result_large_err,
-    reason = "EvalError is a plain serde record that callers match on and serialize; boxing it would only add indirection"
+    reason = "EvalError is a plain record that callers match on; boxing it would only add indirection"
 )]
 #![warn(unreachable_pub)]
 
@@ -82,25 +83,23 @@ mod sandbox;
 mod schema;
 mod script;
 mod session;
+mod text;
 pub mod tool;
 mod wasi;
 
-pub use capability::{Args, ArgsSchema, Capability, CapabilityError, MAX_CAPABILITY_ARGS};
+pub use capability::{Args, ArgsSchema, Capability, CapabilityError};
 pub use config::{DEFAULT_CHUNK_NAME, Determinism};
 pub use diagnostic::{Diagnostic, Finding};
 pub use engine::{Engine, EngineBuilder};
-pub use error::{Error, ErrorKind, EvalError};
-pub use governance::{
-    Approval, ApprovalRequest, Approver, CallOutcome, CallRecord, MAX_CALL_BUDGET,
-    MAX_CALL_RECORDS, MAX_RECORDED_ARG_BYTES, MAX_RECORDED_ARG_TREE_BYTES,
-};
-pub use limits::Limits;
+pub use error::{ConfigError, Error, ErrorKind, EvalError};
+pub use governance::{Approval, ApprovalRequest, Approver, CallOutcome, CallRecord};
+pub use limits::{LimitError, Limits};
 pub use outcome::{EvalOutput, Output, Stats};
 pub use output::{FIELDS_DROPPED, LOG_EVENT_BYTES, LogEvent, LogLevel, LogSink, OutputSink};
 pub use records::Records;
 pub use report::{Report, ReportError};
 pub use sandbox::{Sandbox, SandboxBuilder};
-pub use script::{CancelHandle, MAX_INPUTS, Script};
+pub use script::{CancelHandle, Script};
 pub use session::{Session, StartTimes};
 
 #[cfg(doctest)]

@@ -50,9 +50,7 @@ pub struct Limits {
     /// Bytes the Lua heap may hold. Trips
     /// [`ErrorKind::MemoryLimit`](crate::ErrorKind::MemoryLimit).
     ///
-    /// Default: [`Limits::DEFAULT_MAX_MEMORY_BYTES`]. (Named `memory`
-    /// before 0.2; serde still reads the old name.)
-    #[serde(alias = "memory")]
+    /// Default: [`Limits::DEFAULT_MAX_MEMORY_BYTES`].
     pub max_memory_bytes: u64,
     /// Bytes of output per eval: everything `print` (tabs and newline
     /// included), `io.write` and `io.stdout:write` write. The write that
@@ -79,14 +77,15 @@ pub struct Limits {
     /// deterministic mode, or when this limit is set. Without fuel the
     /// timeout is the outer wall.
     ///
-    /// Zero, the default, derives the fuel from
+    /// `None`, the default, derives the fuel from
     /// [`Limits::max_instructions`] (see [`Limits::effective_fuel`]), so
     /// that raising the instruction limit raises the outer wall with it and
-    /// a user meets one budget. A non-zero value is used as given.
+    /// a user meets one budget. `Some(n)` is used as given. In JSON, a
+    /// missing or `null` `fuel` is `None`.
     ///
-    /// Default: 0 (derived; [`Limits::DEFAULT_FUEL`] for the default
+    /// Default: `None` (derived; [`Limits::DEFAULT_FUEL`] for the default
     /// instruction limit).
-    pub fuel: u64,
+    pub fuel: Option<u64>,
     /// Wall-clock time per call into the guest, including time spent in
     /// capabilities; each eval gets this budget, and so does starting an
     /// instance. Trips [`ErrorKind::Timeout`](crate::ErrorKind::Timeout). Checked every
@@ -99,10 +98,12 @@ pub struct Limits {
     /// plus the guest's own buffers (JSON text). Trips
     /// [`ErrorKind::MemoryLimit`](crate::ErrorKind::MemoryLimit).
     ///
-    /// Default: `2 * max_memory_bytes + 16 MiB` when left at zero. (Named
-    /// `wasm_memory` before 0.2; serde still reads the old name.)
-    #[serde(alias = "wasm_memory")]
-    pub max_wasm_memory_bytes: u64,
+    /// `None`, the default, derives it from the heap: `2 * max_memory_bytes
+    /// + 16 MiB` (see [`Limits::effective_max_wasm_memory_bytes`]). In
+    /// JSON, a missing or `null` `max_wasm_memory_bytes` is `None`.
+    ///
+    /// Default: `None` (derived).
+    pub max_wasm_memory_bytes: Option<u64>,
     /// Capability calls the host runs at the same time for one eval. A
     /// script's `parallel` hands the host its waiting calls as one batch;
     /// past this bound, the rest of the batch waits for a call to finish.
@@ -161,7 +162,7 @@ impl Limits {
     pub const DEFAULT_MAX_OUTPUT_BYTES: u64 = contract::DEFAULT_MAX_OUTPUT_BYTES;
     /// Default [`Limits::max_value_depth`].
     pub const DEFAULT_MAX_VALUE_DEPTH: u32 = contract::DEFAULT_MAX_VALUE_DEPTH;
-    /// Fuel derived per Lua instruction when [`Limits::fuel`] is 0. A plain
+    /// Fuel derived per Lua instruction when [`Limits::fuel`] is `None`. A plain
     /// loop costs about 90 fuel per instruction; the margin leaves room for
     /// instructions that do more work in the C library (string building,
     /// table resizing, conversions), so the instruction limit, not fuel,
@@ -179,7 +180,7 @@ impl Limits {
     pub const DEFAULT_MAX_CALLS_IN_FLIGHT: u32 = contract::DEFAULT_MAX_CALLS_IN_FLIGHT;
 
     /// The fuel each call into the guest gets: [`Limits::fuel`], or when it
-    /// is 0, [`Limits::FUEL_PER_INSTRUCTION`] for each of
+    /// is `None`, [`Limits::FUEL_PER_INSTRUCTION`] for each of
     /// [`Limits::max_instructions`], and never less than
     /// [`Limits::DEFAULT_FUEL`].
     ///
@@ -188,39 +189,33 @@ impl Limits {
     /// assert_eq!(Limits::default().effective_fuel(), Limits::DEFAULT_FUEL);
     /// let limits = Limits { max_instructions: 1_000_000_000, ..Limits::default() };
     /// assert_eq!(limits.effective_fuel(), 500_000_000_000);
-    /// let explicit = Limits { fuel: 1_000_000, ..limits };
+    /// let explicit = Limits { fuel: Some(1_000_000), ..limits };
     /// assert_eq!(explicit.effective_fuel(), 1_000_000);
     /// ```
     pub fn effective_fuel(&self) -> u64 {
-        if self.fuel == 0 {
+        self.fuel.unwrap_or_else(|| {
             self.max_instructions
                 .saturating_mul(Self::FUEL_PER_INSTRUCTION)
                 .clamp(Self::DEFAULT_FUEL, Self::MAX_FUEL)
-        } else {
-            self.fuel
-        }
+        })
     }
 
-    /// Whether fuel is derived from the instruction limit.
-    pub(crate) fn fuel_is_derived(&self) -> bool {
-        self.fuel == 0
-    }
-
-    /// The old name of [`Limits::effective_max_wasm_memory_bytes`].
-    #[deprecated(since = "0.2.0", note = "renamed to effective_max_wasm_memory_bytes")]
-    pub fn effective_wasm_memory(&self) -> u64 {
-        self.effective_max_wasm_memory_bytes()
-    }
-
-    /// The effective [`Limits::max_wasm_memory_bytes`].
+    /// The linear memory each instance may grow to:
+    /// [`Limits::max_wasm_memory_bytes`], or when it is `None`,
+    /// `2 * max_memory_bytes + 16 MiB`.
+    ///
+    /// ```
+    /// use moonbox::Limits;
+    /// assert_eq!(Limits::default().effective_max_wasm_memory_bytes(), 144 << 20);
+    /// let explicit = Limits { max_wasm_memory_bytes: Some(80 << 20), ..Limits::default() };
+    /// assert_eq!(explicit.effective_max_wasm_memory_bytes(), 80 << 20);
+    /// ```
     pub fn effective_max_wasm_memory_bytes(&self) -> u64 {
-        if self.max_wasm_memory_bytes == 0 {
+        self.max_wasm_memory_bytes.unwrap_or_else(|| {
             self.max_memory_bytes
                 .saturating_mul(contract::WASM_MEMORY_FACTOR)
                 .saturating_add(contract::WASM_MEMORY_EXTRA_BYTES)
-        } else {
-            self.max_wasm_memory_bytes
-        }
+        })
     }
 
     /// The most memory one eval can make the host hold, in bytes, on top
@@ -241,8 +236,8 @@ impl Limits {
     /// sandbox that keeps arguments in its audit trail
     /// ([`SandboxBuilder::audit_args`](crate::SandboxBuilder::audit_args))
     /// keeps at most 64 MiB of them
-    /// ([`MAX_RECORDED_ARG_TREE_BYTES`](crate::MAX_RECORDED_ARG_TREE_BYTES)
-    /// for each of [`MAX_CALL_RECORDS`](crate::MAX_CALL_RECORDS)). Each
+    /// ([`Limits::MAX_RECORDED_ARG_TREE_BYTES`](crate::Limits::MAX_RECORDED_ARG_TREE_BYTES)
+    /// for each of [`Limits::MAX_CALL_RECORDS`](crate::Limits::MAX_CALL_RECORDS)). Each
     /// bound is enforced where the data is made, with an error that names
     /// its limit; `tests/all/host_memory.rs` drives each one to its bound
     /// and measures the process's peak resident memory against this sum.
@@ -266,13 +261,16 @@ impl Limits {
     /// made.
     ///
     /// # Errors
-    /// A sentence that names the first limit out of bounds and its bound.
+    /// A [`LimitError`] for the first limit out of bounds: its name, and a
+    /// sentence that names it and its bound.
     ///
     /// ```
     /// let limits = moonbox::Limits { max_call_depth: 0, ..moonbox::Limits::default() };
-    /// assert_eq!(limits.validate().unwrap_err(), "limit max_call_depth must be greater than zero");
+    /// let err = limits.validate().unwrap_err();
+    /// assert_eq!(err.limit(), "max_call_depth");
+    /// assert_eq!(err.to_string(), "limit max_call_depth must be greater than zero");
     /// ```
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), LimitError> {
         for (rule, value) in contract::LIMITS.iter().zip(self.contract_values()) {
             let Some(value) = value else { continue };
             let unit = if rule.unit == "milliseconds" {
@@ -282,18 +280,24 @@ impl Limits {
             };
             let name = rule.name;
             if value == 0 {
-                return Err(format!("limit {name} must be greater than zero"));
+                return Err(LimitError::zero(name));
             }
             if value < rule.min {
-                return Err(format!(
-                    "limit {name} must be at least {}{unit}, got {value}{unit}",
-                    rule.min
+                return Err(LimitError::new(
+                    name,
+                    format!(
+                        "limit {name} must be at least {}{unit}, got {value}{unit}",
+                        rule.min
+                    ),
                 ));
             }
             if value > rule.max {
-                return Err(format!(
-                    "limit {name} must be at most {}{unit}, got {value}{unit}",
-                    rule.max
+                return Err(LimitError::new(
+                    name,
+                    format!(
+                        "limit {name} must be at most {}{unit}, got {value}{unit}",
+                        rule.max
+                    ),
                 ));
             }
         }
@@ -302,11 +306,14 @@ impl Limits {
                 .max_memory_bytes
                 .saturating_add(contract::WASM_MEMORY_HEADROOM_BYTES)
         {
-            return Err(format!(
-                "limit max_wasm_memory_bytes ({} bytes) must exceed max_memory_bytes ({} bytes) by at least {} MiB",
-                self.effective_max_wasm_memory_bytes(),
-                self.max_memory_bytes,
-                contract::WASM_MEMORY_HEADROOM_BYTES >> 20
+            return Err(LimitError::new(
+                "max_wasm_memory_bytes",
+                format!(
+                    "limit max_wasm_memory_bytes ({} bytes) must exceed max_memory_bytes ({} bytes) by at least {} MiB",
+                    self.effective_max_wasm_memory_bytes(),
+                    self.max_memory_bytes,
+                    contract::WASM_MEMORY_HEADROOM_BYTES >> 20
+                ),
             ));
         }
         Ok(())
@@ -325,11 +332,67 @@ impl Limits {
             Some(self.max_memory_bytes),
             Some(self.max_output_bytes),
             Some(u64::from(self.max_value_depth)),
-            (self.fuel != 0).then_some(self.fuel),
+            self.fuel,
             Some(u64::try_from(timeout_ms).unwrap_or(u64::MAX)),
-            (self.max_wasm_memory_bytes != 0).then_some(self.max_wasm_memory_bytes),
+            self.max_wasm_memory_bytes,
             Some(u64::from(self.max_calls_in_flight)),
         ]
+    }
+}
+
+/// The bounds of what is not a [`Limits`] field: capability arity, call
+/// budgets, the audit trail and script inputs. Kept here, beside the
+/// limits' own bounds, so that every bound is in one place.
+impl Limits {
+    /// The most arguments a capability may declare with
+    /// [`Capability::with_arity`](crate::Capability::with_arity); building a sandbox refuses more.
+    pub const MAX_CAPABILITY_ARGS: u32 = 255;
+    /// The largest call budget a sandbox accepts, for the default and for each
+    /// capability.
+    pub const MAX_CALL_BUDGET: u32 = 1_000_000;
+    /// The most call records one eval keeps. Calls past it still run (within
+    /// their budgets) and are counted in
+    /// [`Stats::calls_unrecorded`](crate::Stats::calls_unrecorded).
+    pub const MAX_CALL_RECORDS: usize = 1000;
+    /// The most bytes of JSON a recorded call's arguments may take to be kept
+    /// in [`CallRecord::args`](crate::CallRecord::args) (when the host opted in with
+    /// [`SandboxBuilder::audit_args`](crate::SandboxBuilder::audit_args)).
+    /// Larger arguments are left out; [`CallRecord::arg_bytes`](crate::CallRecord::arg_bytes) still says how
+    /// large they were. Arguments whose parsed values take more than
+    /// [`Limits::MAX_RECORDED_ARG_TREE_BYTES`] on the host are left out too.
+    pub const MAX_RECORDED_ARG_BYTES: u64 = 4096;
+    /// The most host memory a recorded call's parsed arguments may take to be
+    /// kept (by the estimate the host parses arguments with): 4 KiB of text can
+    /// stand for a hundred times that as values (`[{"":0},...]`). With
+    /// [`Limits::MAX_CALL_RECORDS`], this bounds the arguments an eval's
+    /// audit trail keeps to 64 MiB.
+    pub const MAX_RECORDED_ARG_TREE_BYTES: u64 = 64 << 10;
+    /// The most inputs one eval takes; more data belongs in one table.
+    pub const MAX_INPUTS: usize = 1024;
+}
+
+/// Why [`Limits::validate`] refused a set of limits: the limit, and a
+/// sentence that names it and its bound
+/// (`limit max_call_depth must be greater than zero`).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct LimitError {
+    limit: &'static str,
+    message: String,
+}
+
+impl LimitError {
+    fn new(limit: &'static str, message: String) -> Self {
+        LimitError { limit, message }
+    }
+
+    fn zero(limit: &'static str) -> Self {
+        Self::new(limit, format!("limit {limit} must be greater than zero"))
+    }
+
+    /// The [`Limits`] field out of bounds, by its name (`max_call_depth`).
+    pub fn limit(&self) -> &'static str {
+        self.limit
     }
 }
 
@@ -342,9 +405,9 @@ impl Default for Limits {
             max_memory_bytes: Self::DEFAULT_MAX_MEMORY_BYTES,
             max_output_bytes: Self::DEFAULT_MAX_OUTPUT_BYTES,
             max_value_depth: Self::DEFAULT_MAX_VALUE_DEPTH,
-            fuel: 0,
+            fuel: None,
             timeout: Self::DEFAULT_TIMEOUT,
-            max_wasm_memory_bytes: 0,
+            max_wasm_memory_bytes: None,
             max_calls_in_flight: Self::DEFAULT_MAX_CALLS_IN_FLIGHT,
         }
     }
@@ -385,7 +448,7 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(
-            limits.validate(),
+            limits.validate().map_err(|e| e.to_string()),
             Err("limit max_instructions must be greater than zero".into())
         );
         let limits = Limits {
@@ -393,7 +456,7 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(
-            limits.validate(),
+            limits.validate().map_err(|e| e.to_string()),
             Err("limit timeout must be greater than zero".into())
         );
     }
@@ -442,9 +505,10 @@ mod tests {
                 max_memory_bytes: pick(&mut state),
                 max_output_bytes: pick(&mut state),
                 max_value_depth: pick(&mut state) as u32,
-                fuel: pick(&mut state),
+                fuel: Some(pick(&mut state)).filter(|_| !next(&mut state).is_multiple_of(4)),
                 timeout: Duration::from_millis(pick(&mut state)),
-                max_wasm_memory_bytes: pick(&mut state),
+                max_wasm_memory_bytes: Some(pick(&mut state))
+                    .filter(|_| !next(&mut state).is_multiple_of(4)),
                 max_calls_in_flight: pick(&mut state) as u32,
             };
             let verdict = limits.validate();
@@ -470,7 +534,7 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(
-            limits.validate(),
+            limits.validate().map_err(|e| e.to_string()),
             Err(format!(
                 "limit timeout must be at most 86400000 ms, got {} ms",
                 u64::MAX
@@ -481,7 +545,7 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(
-            limits.validate(),
+            limits.validate().map_err(|e| e.to_string()),
             Err("limit max_value_depth must be at most 100, got 101".into())
         );
         let limits = Limits {
@@ -489,7 +553,7 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(
-            limits.validate(),
+            limits.validate().map_err(|e| e.to_string()),
             Err("limit max_string_bytes must be at least 1024, got 100".into())
         );
     }
@@ -509,9 +573,9 @@ mod tests {
                 "max_memory_bytes" => limits.max_memory_bytes = big,
                 "max_output_bytes" => limits.max_output_bytes = big,
                 "max_value_depth" => limits.max_value_depth = u32::try_from(big).unwrap(),
-                "fuel" => limits.fuel = big,
+                "fuel" => limits.fuel = Some(big),
                 "timeout" => limits.timeout = Duration::from_millis(big),
-                "max_wasm_memory_bytes" => limits.max_wasm_memory_bytes = big,
+                "max_wasm_memory_bytes" => limits.max_wasm_memory_bytes = Some(big),
                 "max_calls_in_flight" => limits.max_calls_in_flight = u32::try_from(big).unwrap(),
                 other => panic!("the contract names a limit Limits lacks: {other}"),
             }
@@ -519,6 +583,8 @@ mod tests {
         };
         for (i, rule) in contract::LIMITS.iter().enumerate() {
             let err = over(i).validate().unwrap_err();
+            assert_eq!(err.limit(), rule.name);
+            let err = err.to_string();
             assert!(
                 err.starts_with(&format!("limit {} must be at most {}", rule.name, rule.max)),
                 "{}: {err}",
@@ -540,16 +606,41 @@ mod tests {
     }
 
     #[test]
+    fn derived_limits_are_none_in_rust_and_absent_or_null_in_json() {
+        let absent: Limits = serde_json::from_str("{}").unwrap();
+        let null: Limits =
+            serde_json::from_str(r#"{"fuel": null, "max_wasm_memory_bytes": null}"#).unwrap();
+        assert_eq!(absent, Limits::default());
+        assert_eq!(null, Limits::default());
+        assert_eq!((absent.fuel, absent.max_wasm_memory_bytes), (None, None));
+        let set: Limits =
+            serde_json::from_str(r#"{"fuel": 7, "max_wasm_memory_bytes": 83886080}"#).unwrap();
+        assert_eq!(
+            (set.fuel, set.max_wasm_memory_bytes),
+            (Some(7), Some(80 << 20))
+        );
+        let zero = Limits {
+            fuel: Some(0),
+            ..Limits::default()
+        };
+        assert_eq!(
+            zero.validate().map_err(|e| e.to_string()),
+            Err("limit fuel must be greater than zero".into())
+        );
+    }
+
+    #[test]
     fn linear_memory_must_hold_the_heap() {
         let limits = Limits {
             max_memory_bytes: 64 << 20,
-            max_wasm_memory_bytes: 65 << 20,
+            max_wasm_memory_bytes: Some(65 << 20),
             ..Limits::default()
         };
         assert!(
             limits
                 .validate()
                 .unwrap_err()
+                .to_string()
                 .contains("must exceed max_memory_bytes")
         );
     }

@@ -7,6 +7,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The result of an eval that finished.
 ///
+/// Its JSON form is the [`Report`](crate::Report) (`Report::from(&out)`),
+/// the one serialised form of an outcome.
+///
 /// ```
 /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
 /// let sandbox = moonbox::Sandbox::builder().build()?;
@@ -16,7 +19,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// # Ok(()) }
 /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
 /// ```
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq)]
 #[non_exhaustive]
 pub struct EvalOutput {
     /// The chunk's return values, converted to JSON (see docs/wit.md for
@@ -29,12 +32,10 @@ pub struct EvalOutput {
     /// What the eval cost.
     pub stats: Stats,
     /// The capability calls the eval made, in the order they were made
-    /// (the first [`MAX_CALL_RECORDS`](crate::MAX_CALL_RECORDS); see
-    /// [`Stats::calls_unrecorded`]). Absent from the JSON when empty.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// (the first [`Limits::MAX_CALL_RECORDS`](crate::Limits::MAX_CALL_RECORDS); see
+    /// [`Stats::calls_unrecorded`]).
     pub calls: Vec<crate::CallRecord>,
     /// The events of the script's `log`, in the order it made them.
-    #[serde(default)]
     pub logs: Vec<crate::output::LogEvent>,
 }
 
@@ -64,7 +65,7 @@ pub struct Stats {
     /// Bytes the script wrote.
     pub output_bytes: u64,
     /// Capability calls left out of the eval's `calls` because it already
-    /// held [`MAX_CALL_RECORDS`](crate::MAX_CALL_RECORDS) records.
+    /// held [`Limits::MAX_CALL_RECORDS`](crate::Limits::MAX_CALL_RECORDS) records.
     #[serde(default)]
     pub calls_unrecorded: u32,
 }

@@ -179,7 +179,7 @@ impl fmt::Display for LogEvent {
             line.push_str(&value.to_string());
             sep = " ";
         }
-        f.write_str(&crate::error::one_line(&line))
+        f.write_str(&crate::text::one_line(&line))
     }
 }
 

@@ -8,7 +8,7 @@ use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::capability::{self, Args, Capability};
-use crate::error::Error;
+use crate::error::{ConfigError, Error};
 
 /// A read-only store of JSON records by id, offered to Lua as
 /// `records.get(id)`.
@@ -46,7 +46,9 @@ impl Records {
     /// Records from a JSON object whose keys are ids.
     ///
     /// # Errors
-    /// [`Error::Config`] when the text is not JSON or not an object.
+    /// [`Error::Config`] ([`ConfigError::RecordsNotJson`] or
+    /// [`ConfigError::RecordsNotAnObject`]) when the text is not JSON or not
+    /// an object.
     pub fn from_json(text: &str) -> Result<Self, Error> {
         match serde_json::from_str::<HashMap<String, Box<RawValue>>>(text) {
             Ok(records) => Ok(Records {
@@ -60,10 +62,8 @@ impl Records {
                     .filter(|v| !v.is_object())
                     .map(|v| json_type(&v));
                 Err(Error::Config(match shape {
-                    Some(kind) => {
-                        format!("records must be a JSON object mapping ids to records, not {kind}")
-                    }
-                    None => format!("records are not valid JSON: {e}"),
+                    Some(kind) => ConfigError::RecordsNotAnObject { kind },
+                    None => ConfigError::RecordsNotJson(e),
                 }))
             }
         }
@@ -106,7 +106,7 @@ impl Records {
             }
         };
         Capability::raw("records.get", 1, 1, Arc::new(get))
-            .doc("The record with this id, or nil if there is none.")
+            .with_description("The record with this id, or nil if there is none.")
             .arg_names(["id"])
             .schemas(
                 vec![serde_json::json!({"type": "string"})],

@@ -10,7 +10,7 @@ use crate::bindings::{GuestPre, types};
 use crate::capability::{Capability, MAX_CAPABILITY_ARGS};
 use crate::config::Determinism;
 use crate::engine::Engine;
-use crate::error::{Error, EvalError};
+use crate::error::{ConfigError, Error, EvalError};
 use crate::governance::{Approver, Governance, MAX_CALL_BUDGET};
 use crate::host::{HostState, Registry};
 use crate::limits::Limits;
@@ -121,7 +121,7 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     /// counts its own calls; counters restart at every eval. A call past
     /// the budget does not run: the script gets a capability error it can
     /// catch, naming the capability and the budget. At most
-    /// [`MAX_CALL_BUDGET`]. Default: unlimited.
+    /// [`Limits::MAX_CALL_BUDGET`](crate::Limits::MAX_CALL_BUDGET). Default: unlimited.
     ///
     /// ```
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -157,7 +157,7 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     }
 
     /// Keeps each call's arguments, as JSON, in its [`CallRecord`](crate::CallRecord)
-    /// (up to [`MAX_RECORDED_ARG_BYTES`](crate::MAX_RECORDED_ARG_BYTES) per
+    /// (up to [`Limits::MAX_RECORDED_ARG_BYTES`](crate::Limits::MAX_RECORDED_ARG_BYTES) per
     /// call). Arguments are what the script chose to send, so they may
     /// carry what it read from other capabilities: opt in only where the
     /// records are kept as carefully as the data. Default: off (sizes,
@@ -194,21 +194,25 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
         self
     }
 
-    /// Validates the configuration and prepares the sandbox.
+    /// Validates the configuration and prepares the sandbox, blocking the
+    /// calling thread until it is ready.
     ///
     /// Without an explicit [`engine`](Self::engine), the first sandbox of
     /// the process builds [`Engine::shared`] (or [`Engine::shared_metered`]),
-    /// compiling the guest; later ones reuse it. `build` also starts one session to prove the
-    /// configuration works; it runs on a thread of its own when `build` is
-    /// called inside a runtime. Async callers can use
-    /// [`build_async`](Self::build_async), or
-    /// [`build_with_session`](Self::build_with_session) to keep that session.
+    /// compiling the guest under a process-wide lock: a few hundred
+    /// milliseconds, or about one with a cache directory. Later ones reuse
+    /// it. `build` also starts one session to prove the configuration
+    /// works, on a thread of its own when `build` is called inside a
+    /// runtime, and waits for it. From async code, use
+    /// [`build_async`](Self::build_async), which keeps that work off the
+    /// runtime's workers, or [`build_with_session`](Self::build_with_session)
+    /// to keep the session.
     ///
     /// # Errors
     /// [`Error::Config`] for invalid limits, an unknown `allow` name, a
     /// duplicate or malformed capability or module name, a module that does
     /// not compile, a limit too small to start a session, a call budget
-    /// over [`MAX_CALL_BUDGET`] or for a name no capability has, or a
+    /// over [`Limits::MAX_CALL_BUDGET`](crate::Limits::MAX_CALL_BUDGET) or for a name no capability has, or a
     /// capability that needs approval in a sandbox without an approver, or
     /// an engine that does not meter fuel for a sandbox in deterministic
     /// mode or with an explicit [`Limits::fuel`];
@@ -220,10 +224,11 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
         Ok(sandbox)
     }
 
-    /// [`build`](Self::build) for async callers: the probe session runs on
-    /// the caller's runtime instead of a thread of its own, which saves a
-    /// thread and a runtime (a few hundred microseconds in a short-lived
-    /// process).
+    /// [`build`](Self::build) for async callers, which never blocks the
+    /// runtime's worker: building the engine (compiling the guest, waiting
+    /// for the process-wide lock another build holds) and linking it run on
+    /// tokio's blocking pool ([`tokio::task::spawn_blocking`]), and the
+    /// probe session runs on the caller's runtime like any eval.
     ///
     /// ```
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -235,6 +240,13 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     ///
     /// # Errors
     /// As for [`build`](Self::build).
+    ///
+    /// # Panics
+    /// Outside a tokio runtime, as [`tokio::task::spawn_blocking`] does.
+    ///
+    /// # Cancel safety
+    /// Dropping the future drops the half-built sandbox; an engine being
+    /// compiled on the blocking pool is finished and kept for later builds.
     pub async fn build_async(self) -> Result<Sandbox<T>, Error> {
         self.build_probed(None).await.map(|(sandbox, _)| sandbox)
     }
@@ -253,8 +265,17 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
     /// ```
     ///
+    /// Like [`build_async`](Self::build_async), it does its blocking work
+    /// on tokio's blocking pool.
+    ///
     /// # Errors
     /// As for [`build`](Self::build).
+    ///
+    /// # Panics
+    /// Outside a tokio runtime, as [`tokio::task::spawn_blocking`] does.
+    ///
+    /// # Cancel safety
+    /// As for [`build_async`](Self::build_async).
     pub async fn build_with_session(self, ctx: T) -> Result<(Sandbox<T>, Session<T>), Error> {
         self.build_probed(Some(Arc::new(ctx))).await
     }
@@ -262,7 +283,13 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     /// Prepares the sandbox and starts the session that proves it, with
     /// `ctx` as its context (`None` for a throw-away probe).
     async fn build_probed(self, ctx: Option<Arc<T>>) -> Result<(Sandbox<T>, Session<T>), Error> {
-        let sandbox = self.prepare()?;
+        // Compiling the guest and waiting for the shared engine's lock block
+        // for hundreds of milliseconds: never on the caller's worker.
+        let sandbox = match tokio::task::spawn_blocking(move || self.prepare()).await {
+            Ok(prepared) => prepared?,
+            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => return Err(Error::engine("prepare the sandbox", e)),
+        };
         let session = Session::start(sandbox.inner.clone(), ctx)
             .await
             .map_err(probe_error)?;
@@ -272,12 +299,12 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     /// Validates the configuration and links the guest, without starting a
     /// session.
     fn prepare(mut self) -> Result<Sandbox<T>, Error> {
-        self.limits.validate().map_err(Error::Config)?;
+        self.limits.validate().map_err(ConfigError::from)?;
         self.govern()?;
         // Deterministic mode and an explicit fuel budget need fuel metered.
         let fuel = if self.determinism.is_some() {
             Some("deterministic mode")
-        } else if self.limits.fuel != 0 {
+        } else if self.limits.fuel.is_some() {
             Some("limit fuel")
         } else {
             None
@@ -350,19 +377,17 @@ fn guest_limits(limits: &Limits) -> types::Limits {
     }
 }
 
-/// The error for a setting (`why`) that needs fuel on an engine without it.
-fn needs_fuel(why: &str) -> Error {
-    Error::Config(format!(
-        "{why} needs an engine that meters fuel; build it with Engine::builder().fuel(true)"
-    ))
+/// The error for a setting that needs fuel on an engine without it.
+fn needs_fuel(setting: &'static str) -> Error {
+    Error::Config(ConfigError::NeedsFuel { setting })
 }
 
 /// What a failed probe session means for `build`: the guest's refusal is a
 /// configuration error, any other stop a session error.
 fn probe_error(e: StartError) -> Error {
     match e {
-        StartError::Refused(why) => Error::Config(why),
-        StartError::TooSmall(stop) => Error::Config(stop.message),
+        StartError::Refused(why) => Error::Config(ConfigError::Refused(why)),
+        StartError::TooSmall(stop) => Error::Config(ConfigError::TooSmall(stop)),
         StartError::Stopped(stop) => Error::Session(stop),
     }
 }
@@ -372,48 +397,45 @@ impl<T> SandboxBuilder<T> {
     /// bounded budgets, no budget for a missing capability, and no
     /// capability needing approval without an approver (fail closed).
     fn govern(&mut self) -> Result<(), Error> {
-        let too_large = |what: String, calls: u32| {
-            Error::Config(format!(
-                "the call budget of {what} is {calls}, more than the most allowed ({MAX_CALL_BUDGET}); lower it"
-            ))
+        let too_large = |capability: Option<String>, calls: u32| {
+            Error::Config(ConfigError::CallBudgetTooLarge { capability, calls })
         };
         if let Some(calls) = self.governance.default_budget
             && calls > MAX_CALL_BUDGET
         {
-            return Err(too_large("every capability".to_owned(), calls));
+            return Err(too_large(None, calls));
         }
         for (name, calls) in std::mem::take(&mut self.budgets) {
             let Some(cap) = self.capabilities.iter_mut().find(|c| c.name() == name) else {
-                let names: Vec<&str> = self.capabilities.iter().map(|c| c.name()).collect();
-                return Err(Error::Config(format!(
-                    "a call budget is set for '{name}', but no capability has that name (the capabilities are: {}); fix the name or drop the budget",
-                    if names.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        names.join(", ")
-                    }
-                )));
+                return Err(Error::Config(ConfigError::UnknownCapability {
+                    name,
+                    capabilities: self
+                        .capabilities
+                        .iter()
+                        .map(|c| c.name().to_owned())
+                        .collect(),
+                }));
             };
             *cap = cap.clone().call_budget(calls);
         }
         for cap in &self.capabilities {
             let (min, max) = cap.arity();
             if min > max || max > MAX_CAPABILITY_ARGS {
-                return Err(Error::Config(format!(
-                    "capability '{}' takes {min} to {max} arguments; the fewest must not pass the most, and the most is {MAX_CAPABILITY_ARGS}",
-                    cap.name()
-                )));
+                return Err(Error::Config(ConfigError::Arity {
+                    capability: cap.name().to_owned(),
+                    min,
+                    max,
+                }));
             }
             if let Some(calls) = cap.budget()
                 && calls > MAX_CALL_BUDGET
             {
-                return Err(too_large(format!("'{}'", cap.name()), calls));
+                return Err(too_large(Some(cap.name().to_owned()), calls));
             }
             if cap.needs_approval() && self.governance.approver.is_none() {
-                return Err(Error::Config(format!(
-                    "capability '{}' needs approval, but the sandbox has no approver to ask; set one with SandboxBuilder::approver, or do not require approval",
-                    cap.name()
-                )));
+                return Err(Error::Config(ConfigError::NoApprover {
+                    capability: cap.name().to_owned(),
+                }));
             }
         }
         Ok(())
@@ -503,8 +525,8 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
     /// refuse: out of bounds, or an explicit [`Limits::fuel`] on an engine
     /// that does not meter fuel.
     pub fn with_limits(&self, limits: Limits) -> Result<Sandbox<T>, Error> {
-        limits.validate().map_err(Error::Config)?;
-        if limits.fuel != 0 && !self.inner.engine.meters_fuel() {
+        limits.validate().map_err(ConfigError::from)?;
+        if limits.fuel.is_some() && !self.inner.engine.meters_fuel() {
             return Err(needs_fuel("limit fuel"));
         }
         let inner = &*self.inner;

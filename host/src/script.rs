@@ -48,8 +48,8 @@ pub struct Script {
     index: HashMap<String, usize>,
 }
 
-/// The most inputs one eval takes; more data belongs in one table.
-pub const MAX_INPUTS: usize = 1024;
+/// [`Limits::MAX_INPUTS`](crate::Limits::MAX_INPUTS), for this module.
+pub(crate) const MAX_INPUTS: usize = crate::limits::Limits::MAX_INPUTS;
 
 impl Script {
     /// A script with this code (Lua source: text, or any bytes), no inputs,
@@ -73,7 +73,7 @@ impl Script {
 
     /// Sets the global `name` to `value` before the chunk runs. A later
     /// input of the same name replaces an earlier one. At most
-    /// [`MAX_INPUTS`] names: past it the eval fails with `invalid_value`.
+    /// [`Limits::MAX_INPUTS`](crate::Limits::MAX_INPUTS) names: past it the eval fails with `invalid_value`.
     /// Default: no inputs.
     pub fn input(mut self, name: impl Into<String>, value: impl Into<Value>) -> Script {
         let name = name.into();
@@ -135,7 +135,7 @@ impl From<Vec<u8>> for Script {
 }
 
 /// The inputs as WIT values, or why they cannot cross: there are more than
-/// [`MAX_INPUTS`], or their JSON would take more than `max_bytes`.
+/// [`Limits::MAX_INPUTS`](crate::Limits::MAX_INPUTS), or their JSON would take more than `max_bytes`.
 pub(crate) fn wit_inputs(
     inputs: &[(String, Value)],
     max_bytes: u64,

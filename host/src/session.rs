@@ -135,6 +135,8 @@ impl<T: Send + Sync + 'static> Session<T> {
             }
         });
         store.set_epoch_deadline(1);
+        // The epoch advances while this guard lives, for the timeout.
+        let _ticking = inner.engine.ticking();
         arm_call(&mut store, inner, started)?;
 
         let mut start_times = StartTimes::default();
@@ -318,6 +320,7 @@ impl<T: Send + Sync + 'static> Session<T> {
                 EvalError::host(ErrorKind::InvalidValue, why, chunk_name, Stats::default())
             })?;
         let started = Instant::now();
+        let _ticking = self.prepared.engine.ticking();
         arm_call(&mut self.store, &self.prepared, started)?;
         {
             let data = self.store.data_mut();
@@ -472,6 +475,7 @@ impl<T: Send + Sync + 'static> Session<T> {
         }
         let limits = self.prepared.limits;
         let started = Instant::now();
+        let _ticking = self.prepared.engine.ticking();
         arm_call(&mut self.store, &self.prepared, started)?;
         // Poisoned until the call settles, so a dropped future leaves it so.
         self.poisoned = Some("an earlier check was stopped by the host".to_owned());
@@ -498,7 +502,7 @@ fn micros(d: Duration) -> u64 {
 
 fn timeout_message(timeout: Duration) -> String {
     format!(
-        "the script ran longer than the {} ms timeout (raise the timeout limit, --timeout)",
+        "the script ran longer than the {} ms timeout (raise the timeout limit, Limits::timeout)",
         timeout.as_millis()
     )
 }
@@ -507,17 +511,15 @@ fn timeout_message(timeout: Duration) -> String {
 /// raise. Derived fuel follows the instruction limit, so that is the one to
 /// raise; explicit fuel is its own limit.
 fn fuel_message(limits: &Limits) -> String {
-    if limits.fuel_is_derived() {
-        format!(
-            "the script used up its fuel ({} units, derived from max-instructions {}): its instructions did more work in the C library than the margin allows; raise the instruction limit (--max-instructions) or set the fuel limit (--fuel)",
+    match limits.fuel {
+        None => format!(
+            "the script used up its fuel ({} units, derived from max-instructions {}): its instructions did more work in the C library than the margin allows; raise the instruction limit (Limits::max_instructions) or set the fuel limit (Limits::fuel)",
             limits.effective_fuel(),
             limits.max_instructions
-        )
-    } else {
-        format!(
-            "the script used up its fuel ({} units, the host's budget of wasm instructions); raise the fuel limit (--fuel)",
-            limits.fuel
-        )
+        ),
+        Some(fuel) => format!(
+            "the script used up its fuel ({fuel} units, the host's budget of wasm instructions); raise the fuel limit (Limits::fuel)"
+        ),
     }
 }
 

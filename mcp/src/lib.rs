@@ -35,7 +35,7 @@
 #![warn(unreachable_pub)]
 #![allow(
     clippy::result_large_err,
-    reason = "EvalError is a plain serde record that callers match on and serialize; boxing it would only add indirection"
+    reason = "EvalError is a plain record that callers match on; boxing it would only add indirection"
 )]
 
 mod answer;

@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use moonbox::{Diagnostic, EvalError, EvalOutput, Finding, Sandbox, Script, tool};
+use moonbox::{Diagnostic, EvalError, EvalOutput, Finding, Report, Sandbox, Script, tool};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
@@ -634,7 +634,7 @@ fn checked(outcome: &Result<Vec<Diagnostic>, EvalError>) -> CallToolResult {
         Err(e) => {
             let mut result = CallToolResult::error(vec![ContentBlock::text(e.to_string())]);
             result.structured_content =
-                Some(json!({ "ok": false, "diagnostics": [], "error": e.to_json() }));
+                Some(json!({ "ok": false, "diagnostics": [], "error": Report::from(e).error }));
             result
         }
     }

@@ -228,7 +228,7 @@ impl Upstream {
             .map(|(lua, tool)| {
                 let service = self.service.clone();
                 let remote = tool.name.to_string();
-                let cap = Capability::new(
+                let cap = Capability::new_async(
                     format!("{}.{lua}", self.name),
                     move |_ctx: Arc<T>, (args,): (Option<Value>,)| {
                         let service = service.clone();
@@ -236,7 +236,7 @@ impl Upstream {
                         async move { call(&service, remote, args).await }
                     },
                 )
-                .doc(doc(tool));
+                .with_description(doc(tool));
                 let params = Value::Object((*tool.input_schema).clone());
                 let result = tool
                     .output_schema

@@ -1,7 +1,7 @@
 //! The request bodies of the HTTP API, and how a request's limits are
 //! checked against the server's ceiling.
 
-use moonbox::{Limits, MAX_INPUTS, Script};
+use moonbox::{Limits, Script};
 use serde::Deserialize;
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -234,10 +234,11 @@ impl Pending {
                 .map_err(|e| ApiError::bad_request(format!("inputs: {e}")))?,
             None => Map::new(),
         };
-        if inputs.len() > MAX_INPUTS {
+        if inputs.len() > Limits::MAX_INPUTS {
             return Err(ApiError::bad_request(format!(
-                "the request has {} inputs, more than {MAX_INPUTS}",
-                inputs.len()
+                "the request has {} inputs, more than {}",
+                inputs.len(),
+                Limits::MAX_INPUTS
             )));
         }
         let mut script = Script::new(self.code).inputs(inputs);
@@ -322,7 +323,7 @@ mod tests {
         let err = script(body.code, body.inputs, None, 100).err().unwrap();
         assert!(err.message.contains("JSON object"), "{}", err.message);
         // Too many inputs: refused when the script is made.
-        let many: Map<String, Value> = (0..=MAX_INPUTS)
+        let many: Map<String, Value> = (0..=Limits::MAX_INPUTS)
             .map(|i| (format!("k{i}"), Value::Null))
             .collect();
         let text = serde_json::json!({"code": "", "inputs": many}).to_string();

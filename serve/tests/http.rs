@@ -32,10 +32,13 @@ const OPS_KEY: &str = "ops-key-0123456789";
 async fn sandbox(limits: Limits) -> Sandbox {
     Sandbox::builder()
         .limits(limits)
-        .capability(Capability::new("sleep", |_, (ms,): (u64,)| async move {
-            tokio::time::sleep(Duration::from_millis(ms)).await;
-            Ok::<_, CapabilityError>(true)
-        }))
+        .capability(Capability::new_async(
+            "sleep",
+            |_, (ms,): (u64,)| async move {
+                tokio::time::sleep(Duration::from_millis(ms)).await;
+                Ok::<_, CapabilityError>(true)
+            },
+        ))
         .build_async()
         .await
         .expect("the sandbox builds")

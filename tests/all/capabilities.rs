@@ -116,7 +116,7 @@ async fn a_panicking_capability_is_a_clean_error() {
     let cap = Capability::<()>::sync("boom.now", |_, (): ()| -> Result<(), CapabilityError> {
         panic!("secret-in-panic")
     });
-    let acap = Capability::<()>::new("boom.later", |_, (): ()| async move {
+    let acap = Capability::<()>::new_async("boom.later", |_, (): ()| async move {
         if true {
             panic!("secret-in-async-panic");
         }
@@ -141,7 +141,7 @@ async fn a_panicking_capability_is_a_clean_error() {
 
 #[tokio::test]
 async fn a_slow_async_capability_meets_the_timeout() {
-    let slow = Capability::<()>::new("net.slow", |_, (): ()| async move {
+    let slow = Capability::<()>::new_async("net.slow", |_, (): ()| async move {
         tokio::time::sleep(Duration::from_secs(30)).await;
         Ok::<_, CapabilityError>("late")
     });
@@ -191,7 +191,7 @@ async fn async_capabilities_see_their_session_context() {
         user: String,
         calls: AtomicUsize,
     }
-    let whoami = Capability::<Ctx>::new("auth.whoami", |ctx: Arc<Ctx>, (): ()| async move {
+    let whoami = Capability::<Ctx>::new_async("auth.whoami", |ctx: Arc<Ctx>, (): ()| async move {
         ctx.calls.fetch_add(1, Ordering::SeqCst);
         tokio::task::yield_now().await;
         Ok::<_, CapabilityError>(ctx.user.clone())
@@ -289,7 +289,7 @@ async fn secrets_in_the_context_never_reach_the_script() {
     "#;
     let out = session.eval(hunt).await.unwrap();
     assert_eq!(out.values, [json!(0)]);
-    let report = serde_json::to_string(&out).unwrap();
+    let report = moonbox::Report::from(&out).to_json().to_string();
     assert!(!report.contains(SECRET));
 }
 
@@ -440,18 +440,26 @@ async fn an_arity_set_at_run_time_is_checked_at_the_boundary_and_at_build() {
         moonbox::ErrorKind::Capability
     );
 
-    for (min, max) in [(2, 1), (0, moonbox::MAX_CAPABILITY_ARGS + 1)] {
+    for (min, max) in [(2, 1), (0, moonbox::Limits::MAX_CAPABILITY_ARGS + 1)] {
         let cap = Capability::<()>::sync("bad.range", |_ctx, args: Vec<serde_json::Value>| {
             Ok::<_, CapabilityError>(args.len())
         })
         .with_arity(min, max);
-        let Err(moonbox::Error::Config(message)) = SandboxBuilder::new().capability(cap).build()
-        else {
+        let Err(moonbox::Error::Config(why)) = SandboxBuilder::new().capability(cap).build() else {
             panic!("the range {min}..={max} was accepted");
         };
+        let moonbox::ConfigError::Arity {
+            capability,
+            min: m,
+            max: n,
+        } = &why
+        else {
+            panic!("expected an arity error, got {why}");
+        };
+        assert_eq!((capability.as_str(), *m, *n), ("bad.range", min, max));
         assert!(
-            message.contains("capability 'bad.range' takes"),
-            "{message}"
+            why.to_string().contains("capability 'bad.range' takes"),
+            "{why}"
         );
     }
 }

@@ -503,7 +503,7 @@ async fn check_of_a_large_chunk_needs_no_more_fuel_than_running_it() {
         .engine(&moonbox::Engine::shared_metered().unwrap())
         .limits(Limits {
             max_instructions: 100_000_000,
-            fuel: 4_000_000_000,
+            fuel: Some(4_000_000_000),
             ..Limits::default()
         })
         .build()
@@ -518,7 +518,7 @@ async fn check_of_a_large_chunk_needs_no_more_fuel_than_running_it() {
         .engine(&moonbox::Engine::shared_metered().unwrap())
         .limits(Limits {
             max_instructions: 100_000_000,
-            fuel: fuel * 2,
+            fuel: Some(fuel * 2),
             ..Limits::default()
         })
         .build()

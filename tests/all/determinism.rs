@@ -10,7 +10,7 @@ use moonbox::{Capability, CapabilityError, Determinism, ErrorKind, Limits, Sandb
 
 /// A capability whose work takes `ms` milliseconds of the host's time.
 fn slow() -> Capability<()> {
-    Capability::<()>::new("host.wait", |_, (ms,): (u64,)| async move {
+    Capability::<()>::new_async("host.wait", |_, (ms,): (u64,)| async move {
         tokio::time::sleep(Duration::from_millis(ms)).await;
         Ok::<_, CapabilityError>(ms)
     })
@@ -20,7 +20,7 @@ fn slow() -> Capability<()> {
 /// time each time (0 to 3 ms, in turn), as real host work does.
 fn jitter() -> Capability<()> {
     static CALLS: AtomicU64 = AtomicU64::new(0);
-    Capability::<()>::new("host.jitter", |_, (): ()| async move {
+    Capability::<()>::new_async("host.jitter", |_, (): ()| async move {
         let ms = CALLS.fetch_add(1, Ordering::Relaxed) % 4;
         tokio::time::sleep(Duration::from_millis(ms)).await;
         Ok::<_, CapabilityError>("same")
@@ -89,7 +89,7 @@ async fn twenty_runs_near_each_limit_report_one_outcome() {
         max_string_bytes: 256 << 10,
         max_memory_bytes: 4 << 20,
         max_output_bytes: 4 << 10,
-        fuel: 300_000_000,
+        fuel: Some(300_000_000),
         timeout: Duration::from_secs(20),
         ..Limits::default()
     });

@@ -4,7 +4,7 @@
 
 use std::error::Error as _;
 
-use moonbox::{Engine, Error, ErrorKind, Limits, Sandbox};
+use moonbox::{ConfigError, Engine, Error, ErrorKind, Limits, Sandbox};
 use serde_json::json;
 
 fn scratch(name: &str) -> std::path::PathBuf {
@@ -240,10 +240,11 @@ fn configuration_errors_are_typed_and_name_the_setting() {
         })
         .build()
         .unwrap_err();
-    let Error::Config(why) = &err else {
+    let Error::Config(ConfigError::Limit(why)) = &err else {
         panic!("expected a configuration error, got {err:?}");
     };
-    assert!(why.contains("max_memory_bytes"), "{why}");
+    assert_eq!(why.limit(), "max_memory_bytes");
+    assert!(why.to_string().contains("max_memory_bytes"), "{why}");
     assert!(err.eval_error().is_none());
 }
 
@@ -251,17 +252,19 @@ fn configuration_errors_are_typed_and_name_the_setting() {
 fn a_limit_too_small_to_start_is_a_configuration_error() {
     let err = Sandbox::builder()
         .limits(Limits {
-            fuel: 1,
+            fuel: Some(1),
             ..Limits::default()
         })
         .build()
         .unwrap_err();
-    let Error::Config(why) = &err else {
+    let Error::Config(ConfigError::TooSmall(stop)) = &err else {
         panic!("expected a configuration error, got {err:?}");
     };
+    assert_eq!(stop.kind, ErrorKind::FuelExhausted);
     assert!(
-        why.contains("limit fuel (1) is too small to start a session"),
-        "{why}"
+        err.to_string()
+            .contains("limit fuel (1) is too small to start a session"),
+        "{err}"
     );
 }
 
@@ -297,15 +300,13 @@ async fn a_session_that_cannot_start_keeps_the_eval_error_that_stopped_it() {
 }
 
 #[test]
-fn limits_read_their_old_names_and_refuse_both() {
-    let old: Limits =
-        serde_json::from_str(r#"{"memory": 2097152, "wasm_memory": 33554432}"#).unwrap();
-    assert_eq!(old.max_memory_bytes, 2 << 20);
-    assert_eq!(old.max_wasm_memory_bytes, 32 << 20);
+fn limits_read_their_names_and_refuse_unknown_ones() {
     let new: Limits = serde_json::from_str(r#"{"max_memory_bytes": 2097152}"#).unwrap();
     assert_eq!(new.max_memory_bytes, 2 << 20);
-    let both = serde_json::from_str::<Limits>(r#"{"memory": 1, "max_memory_bytes": 2}"#);
-    assert!(both.unwrap_err().to_string().contains("duplicate field"));
+    for old in [r#"{"memory": 2097152}"#, r#"{"wasm_memory": 33554432}"#] {
+        let err = serde_json::from_str::<Limits>(old).unwrap_err();
+        assert!(err.to_string().contains("unknown field"), "{err}");
+    }
 }
 
 #[tokio::test]

@@ -26,7 +26,7 @@ async fn a_capability_that_panics_sync_blocking_or_async() {
         Capability::blocking("f.blocking", |_, (): ()| -> Result<(), CapabilityError> {
             panic!("blocking")
         }),
-        Capability::new("f.async", |_, (): ()| async move {
+        Capability::new_async("f.async", |_, (): ()| async move {
             tokio::task::yield_now().await;
             if true {
                 panic!("async");
@@ -52,7 +52,7 @@ async fn a_capability_that_hangs_sync_or_async() {
             std::thread::sleep(Duration::from_secs(2));
             Ok::<_, CapabilityError>(())
         }),
-        Capability::new("hang.async", |_, (): ()| async move {
+        Capability::new_async("hang.async", |_, (): ()| async move {
             std::future::pending::<()>().await;
             Ok::<_, CapabilityError>(())
         }),
@@ -72,7 +72,7 @@ async fn a_capability_that_hangs_sync_or_async() {
         let e = fails(&sb, code, ErrorKind::Timeout).await;
         assert_eq!(
             e.message,
-            "the script ran longer than the 150 ms timeout (raise the timeout limit, --timeout)"
+            "the script ran longer than the 150 ms timeout (raise the timeout limit, Limits::timeout)"
         );
     }
     assert_usable(&sb).await;
@@ -95,7 +95,7 @@ async fn a_capability_that_returns_too_much() {
     let sb = with(
         Limits {
             max_memory_bytes: 1 << 20,
-            max_wasm_memory_bytes: 32 << 20,
+            max_wasm_memory_bytes: Some(32 << 20),
             ..Limits::default()
         },
         caps,
@@ -163,7 +163,7 @@ async fn fuel_running_out_across_capability_calls() {
     })];
     let sb = with(
         Limits {
-            fuel: 20_000_000,
+            fuel: Some(20_000_000),
             max_instructions: Limits::MAX_MAX_INSTRUCTIONS,
             ..Limits::default()
         },
@@ -181,10 +181,13 @@ async fn fuel_running_out_across_capability_calls() {
 
 #[tokio::test]
 async fn a_timeout_during_a_capability_call_keeps_earlier_output() {
-    let caps = vec![Capability::new("slow.fetch", |_, (): ()| async move {
-        tokio::time::sleep(Duration::from_secs(10)).await;
-        Ok::<_, CapabilityError>("late")
-    })];
+    let caps = vec![Capability::new_async(
+        "slow.fetch",
+        |_, (): ()| async move {
+            tokio::time::sleep(Duration::from_secs(10)).await;
+            Ok::<_, CapabilityError>("late")
+        },
+    )];
     let sb = with(
         Limits {
             timeout: Duration::from_millis(200),

@@ -6,8 +6,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use moonbox::{
-    Approval, Approver, CallOutcome, Capability, CapabilityError, Error, ErrorKind, Limits,
-    MAX_CALL_BUDGET, MAX_CALL_RECORDS, Report, Sandbox,
+    Approval, Approver, CallOutcome, Capability, CapabilityError, ConfigError, Error, ErrorKind,
+    Limits, Report, Sandbox,
 };
 use serde_json::json;
 
@@ -50,7 +50,8 @@ async fn the_default_budget_applies_to_each_capability_and_an_override_wins() {
     assert!(
         a_err.contains("kv.a: call budget exhausted")
             && a_err.contains("at most 3 times")
-            && a_err.contains("--call-budget"),
+            && a_err.contains("SandboxBuilder::call_budget")
+            && !a_err.contains("--"),
         "the error names the capability, the budget and what to do: {a_err}"
     );
     assert!(out.values[3].as_str().unwrap().contains("at most 2 times"));
@@ -124,11 +125,17 @@ async fn budgets_reset_at_every_eval_of_a_session() {
 #[tokio::test]
 async fn budgets_are_bounded_and_must_name_a_capability() {
     let err = Sandbox::builder()
-        .call_budget(MAX_CALL_BUDGET + 1)
+        .call_budget(Limits::MAX_CALL_BUDGET + 1)
         .build()
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Config(m) if m.contains("more than the most allowed")),
+        matches!(
+            &err,
+            Error::Config(ConfigError::CallBudgetTooLarge {
+                capability: None,
+                ..
+            })
+        ) && err.to_string().contains("more than the most allowed"),
         "{err}"
     );
     let err = Sandbox::builder()
@@ -136,7 +143,8 @@ async fn budgets_are_bounded_and_must_name_a_capability() {
         .build()
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Config(m) if m.contains("'kv.a'")),
+        matches!(&err, Error::Config(ConfigError::CallBudgetTooLarge { capability: Some(c), .. }) if c == "kv.a")
+            && err.to_string().contains("'kv.a'"),
         "{err}"
     );
     let err = Sandbox::builder()
@@ -145,7 +153,9 @@ async fn budgets_are_bounded_and_must_name_a_capability() {
         .build()
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Config(m) if m.contains("'kv.typo'") && m.contains("kv.a")),
+        matches!(&err, Error::Config(ConfigError::UnknownCapability { name, .. }) if name == "kv.typo")
+            && err.to_string().contains("'kv.typo'")
+            && err.to_string().contains("kv.a"),
         "the error names the bad name and the real ones: {err}"
     );
     // A budget set by name wins over the capability's own.
@@ -227,14 +237,14 @@ async fn the_trail_is_bounded_and_counts_the_calls_it_left_out() {
     let extra = 7;
     let code = format!(
         "for i = 1, {} do kv.a(i) end return 0",
-        MAX_CALL_RECORDS + extra
+        Limits::MAX_CALL_RECORDS + extra
     );
     let out = ok(&sb, &code).await;
-    assert_eq!(out.calls.len(), MAX_CALL_RECORDS);
+    assert_eq!(out.calls.len(), Limits::MAX_CALL_RECORDS);
     assert_eq!(out.stats.calls_unrecorded, extra as u32);
     assert_eq!(
         out.stats.capability_calls as usize,
-        MAX_CALL_RECORDS + extra
+        Limits::MAX_CALL_RECORDS + extra
     );
     // The first calls are the ones kept.
     assert_eq!(out.calls[0].arg_bytes, 3); // [1]
@@ -264,7 +274,7 @@ async fn a_timeout_keeps_the_records_and_marks_the_running_call_cut_off() {
             ..Limits::default()
         })
         .capability(echo("kv.a"))
-        .capability(Capability::new("kv.hang", |_ctx, (): ()| async {
+        .capability(Capability::new_async("kv.hang", |_ctx, (): ()| async {
             tokio::time::sleep(Duration::from_secs(60)).await;
             Ok::<_, CapabilityError>(0)
         }))
@@ -440,7 +450,9 @@ async fn a_capability_needing_approval_without_an_approver_fails_to_build() {
         .build()
         .unwrap_err();
     match &err {
-        Error::Config(message) => {
+        Error::Config(why @ ConfigError::NoApprover { capability }) => {
+            assert_eq!(capability, "bank.pay");
+            let message = why.to_string();
             assert!(message.contains("'bank.pay' needs approval"), "{message}");
             assert!(message.contains("SandboxBuilder::approver"), "{message}");
         }

@@ -21,7 +21,7 @@ pub fn limits() -> Limits {
         max_string_bytes: 1 << 20,
         max_memory_bytes: 16 << 20,
         max_output_bytes: 64 << 10,
-        fuel: 2_000_000_000,
+        fuel: Some(2_000_000_000),
         timeout: Duration::from_secs(20),
         ..Limits::default()
     }
@@ -151,10 +151,7 @@ pub async fn check(sandbox: &Sandbox<Secret>, case: &Case) -> Option<String> {
     if let Some(problem) = problem {
         return Some(problem);
     }
-    let text = match &outcome {
-        Ok(out) => serde_json::to_string(out).unwrap_or_default(),
-        Err(e) => e.to_json().to_string(),
-    };
+    let text = moonbox::Report::from(&outcome).to_json().to_string();
     if text.contains(SECRET) {
         return Some(format!("{name}: the secret reached the result"));
     }

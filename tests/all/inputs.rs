@@ -88,7 +88,7 @@ async fn inputs_past_the_depth_cap_or_memory_limit_are_refused() {
 
 #[tokio::test]
 async fn more_inputs_than_the_cap_are_refused_before_anything_runs() {
-    let names = (0..=moonbox::MAX_INPUTS).map(|i| (format!("v{i}"), json!(i)));
+    let names = (0..=moonbox::Limits::MAX_INPUTS).map(|i| (format!("v{i}"), json!(i)));
     let err = sandbox()
         .run(Script::new("print('ran')").inputs(names))
         .await
@@ -96,7 +96,7 @@ async fn more_inputs_than_the_cap_are_refused_before_anything_runs() {
     assert_eq!(err.kind, ErrorKind::InvalidValue);
     assert!(err.message.contains("1024"), "{err}");
     assert_eq!(err.output, "");
-    let names = (0..moonbox::MAX_INPUTS).map(|i| (format!("v{i}"), json!(i)));
+    let names = (0..moonbox::Limits::MAX_INPUTS).map(|i| (format!("v{i}"), json!(i)));
     let out = sandbox()
         .run(Script::new("return v1023").inputs(names))
         .await
@@ -161,10 +161,13 @@ async fn cancel_stops_a_busy_eval_and_keeps_its_output() {
 #[tokio::test]
 async fn cancel_stops_an_eval_waiting_on_a_capability() {
     let sandbox = Sandbox::builder()
-        .capability(moonbox::Capability::new("slow", |_ctx, (): ()| async {
-            tokio::time::sleep(Duration::from_secs(60)).await;
-            Ok::<_, moonbox::CapabilityError>(1)
-        }))
+        .capability(moonbox::Capability::new_async(
+            "slow",
+            |_ctx, (): ()| async {
+                tokio::time::sleep(Duration::from_secs(60)).await;
+                Ok::<_, moonbox::CapabilityError>(1)
+            },
+        ))
         .limits(Limits {
             timeout: Duration::from_secs(120),
             ..Limits::default()

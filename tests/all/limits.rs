@@ -348,7 +348,7 @@ async fn output_limit_with_and_without_pcall() {
 #[tokio::test]
 async fn fuel_stops_work_inside_one_c_call() {
     let limits = Limits {
-        fuel: 200_000_000,
+        fuel: Some(200_000_000),
         timeout: Duration::from_secs(30),
         ..Limits::default()
     };
@@ -394,7 +394,7 @@ async fn fuel_is_metered_in_deterministic_mode_and_when_its_limit_is_set() {
         .fuel_used;
     assert!(used.is_some_and(|f| f > 0), "{used:?}");
     let explicit = with_limits(Limits {
-        fuel: 1_000_000_000,
+        fuel: Some(1_000_000_000),
         ..Limits::default()
     });
     assert!(explicit.engine().meters_fuel());
@@ -402,7 +402,7 @@ async fn fuel_is_metered_in_deterministic_mode_and_when_its_limit_is_set() {
     for builder in [
         Sandbox::builder().deterministic(moonbox::Determinism::default()),
         Sandbox::builder().limits(Limits {
-            fuel: 1_000_000_000,
+            fuel: Some(1_000_000_000),
             ..Limits::default()
         }),
     ] {
@@ -419,7 +419,7 @@ async fn fuel_is_metered_in_deterministic_mode_and_when_its_limit_is_set() {
 #[tokio::test]
 async fn timeout_stops_work_inside_one_c_call() {
     let limits = Limits {
-        fuel: Limits::MAX_FUEL,
+        fuel: Some(Limits::MAX_FUEL),
         timeout: Duration::from_millis(300),
         ..Limits::default()
     };
@@ -429,7 +429,7 @@ async fn timeout_stops_work_inside_one_c_call() {
     let e = fails(&sb, code, ErrorKind::Timeout).await;
     assert_eq!(
         e.message,
-        "the script ran longer than the 300 ms timeout (raise the timeout limit, --timeout)"
+        "the script ran longer than the 300 ms timeout (raise the timeout limit, Limits::timeout)"
     );
     assert!(
         started.elapsed() < Duration::from_secs(10),
@@ -453,7 +453,7 @@ async fn gc_finalizers_are_counted_by_the_instruction_limit() {
 #[tokio::test]
 async fn gc_finalizers_are_stopped_by_the_outer_wall() {
     let limits = Limits {
-        fuel: 100_000_000,
+        fuel: Some(100_000_000),
         ..Limits::default()
     };
     let sb = with_limits(limits);
@@ -504,7 +504,7 @@ async fn many_short_coroutines_are_counted() {
     // charged, so neither a flat loop nor a tree of short ones escapes.
     let sb = with_limits(Limits {
         max_instructions: 1_000_000,
-        fuel: Limits::MAX_FUEL,
+        fuel: Some(Limits::MAX_FUEL),
         ..Limits::default()
     });
     let flat = "while true do coroutine.wrap(function() for i = 1, 10 do end end)() end";
@@ -710,13 +710,13 @@ async fn raising_the_instruction_limit_raises_fuel_with_it() {
     // Explicit fuel is its own limit, and the message says so.
     let sb = with_limits(Limits {
         max_instructions: 300_000_000,
-        fuel: 100_000_000,
+        fuel: Some(100_000_000),
         ..Limits::default()
     });
     let e = fails(&sb, code, ErrorKind::FuelExhausted).await;
     assert_eq!(
         e.message,
-        "the script used up its fuel (100000000 units, the host's budget of wasm instructions); raise the fuel limit (--fuel)"
+        "the script used up its fuel (100000000 units, the host's budget of wasm instructions); raise the fuel limit (Limits::fuel)"
     );
 
     // Derived fuel that still runs out (work inside one C call) names both.
@@ -734,8 +734,8 @@ async fn raising_the_instruction_limit_raises_fuel_with_it() {
     assert!(
         e.message
             .contains("(5000000000 units, derived from max-instructions 10000)")
-            && e.message.contains("--max-instructions")
-            && e.message.contains("--fuel"),
+            && e.message.contains("Limits::max_instructions")
+            && e.message.contains("Limits::fuel"),
         "{}",
         e.message
     );
@@ -774,7 +774,7 @@ async fn with_limits_keeps_the_capabilities_and_checks_the_new_limits() {
     assert!(zero.unwrap_err().to_string().contains("max_instructions"));
     // An explicit fuel budget needs an engine that meters fuel.
     let fuel = sandbox.with_limits(Limits {
-        fuel: 1_000_000,
+        fuel: Some(1_000_000),
         ..Limits::default()
     });
     assert!(fuel.unwrap_err().to_string().contains("meters fuel"));
@@ -829,7 +829,7 @@ async fn error_messages_are_cut_to_the_output_limit() {
 async fn rawequal_of_long_strings_is_charged() {
     let sb = metered(Limits {
         max_instructions: 1_000_000,
-        fuel: 2_000_000_000,
+        fuel: Some(2_000_000_000),
         ..Limits::default()
     });
     let code = "local a, b = ('x'):rep(1 << 20), ('x'):rep(1 << 20) \
@@ -861,7 +861,7 @@ async fn conversions_reach_the_instruction_limit_before_derived_fuel() {
             max_instructions,
             max_memory_bytes: 256 << 20,
             max_string_bytes: 64 << 20,
-            fuel: max_instructions * Limits::FUEL_PER_INSTRUCTION,
+            fuel: Some(max_instructions * Limits::FUEL_PER_INSTRUCTION),
             timeout: Duration::from_secs(60),
             ..Limits::default()
         })

@@ -361,7 +361,7 @@ async fn after_a_trip_caught_by_pcall_nothing_more_is_sent() {
 #[tokio::test]
 async fn logs_made_before_the_outer_wall_stops_are_kept() {
     let sb = with_limits(Limits {
-        fuel: Limits::MAX_FUEL,
+        fuel: Some(Limits::MAX_FUEL),
         timeout: Duration::from_millis(300),
         ..Limits::default()
     });
@@ -371,7 +371,7 @@ async fn logs_made_before_the_outer_wall_stops_are_kept() {
     assert_eq!(e.logs[0].message, "slow match ahead");
 
     let sb = with_limits(Limits {
-        fuel: 200_000_000,
+        fuel: Some(200_000_000),
         ..Limits::default()
     });
     let code = "log('info', 'fuel') return ('a'):rep(26):match(('a?'):rep(26) .. ('a'):rep(26))";

@@ -30,7 +30,7 @@ struct Probe(Arc<Seen>);
 fn sandbox(limits: Limits) -> Sandbox<Probe> {
     SandboxBuilder::<Probe>::new()
         .limits(limits)
-        .capability(Capability::new(
+        .capability(Capability::new_async(
             "slow.get",
             |probe: Arc<Probe>, (n, ms): (i64, u64)| async move {
                 let seen = &probe.0;
@@ -444,7 +444,7 @@ async fn a_batch_holds_at_most_the_memory_limit_of_replies() {
             max_memory_bytes: 1 << 20,
             ..Limits::default()
         })
-        .capability(Capability::new(
+        .capability(Capability::new_async(
             "big.text",
             |_, (n,): (usize,)| async move { Ok::<_, CapabilityError>("x".repeat(n)) },
         ))

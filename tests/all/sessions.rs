@@ -64,7 +64,7 @@ async fn a_session_survives_guest_limits() {
 async fn an_outer_wall_stop_poisons_the_session_only() {
     let sb = with_limits(Limits {
         timeout: Duration::from_millis(200),
-        fuel: Limits::MAX_FUEL,
+        fuel: Some(Limits::MAX_FUEL),
         ..Limits::default()
     });
     let mut s = sb.session(()).await.unwrap();
@@ -123,7 +123,7 @@ async fn long_scripts_do_not_starve_short_ones() {
     let sb = with_limits(Limits {
         max_instructions: Limits::MAX_MAX_INSTRUCTIONS,
         timeout: Duration::from_secs(2),
-        fuel: Limits::MAX_FUEL,
+        fuel: Some(Limits::MAX_FUEL),
         ..Limits::default()
     });
     // Two spinning scripts occupy both worker threads until their timeout.

@@ -37,11 +37,11 @@ fn typed_sandbox() -> Sandbox {
         })
     })
     .arg_names(["id"])
-    .doc("A patient by id.");
+    .with_description("A patient by id.");
     let search = Capability::sync_typed("docs.search", |_ctx, (q,): (Query,)| {
         Ok::<_, CapabilityError>(vec![q.text; q.limit.unwrap_or(1) as usize])
     })
-    .doc("Searches the docs.");
+    .with_description("Searches the docs.");
     let scale = Capability::sync_typed("math2.scale", |_ctx, (x, by): (f64, Option<i64>)| {
         Ok::<_, CapabilityError>(x * by.unwrap_or(2) as f64)
     })

@@ -200,7 +200,7 @@ fn limit_flags_apply_and_exit_3() {
             "error[string_size]",
         ),
         (
-            &["--memory", "2MiB"],
+            &["--max-memory-bytes", "2MiB"],
             b"local t = {} for i = 1, 1e7 do t[i] = {} end",
             "error[memory_limit]",
         ),
@@ -236,6 +236,20 @@ fn limit_flags_apply_and_exit_3() {
             "{flags:?}: {}",
             text(&out.stderr)
         );
+        // An outer-wall stop names the flag that sets its limit.
+        if let Some(flag) = match *expected {
+            "error[timeout]" => Some("--timeout"),
+            "error[fuel_exhausted]" => Some("--fuel"),
+            _ => None,
+        } {
+            assert!(
+                text(&out.stderr)
+                    .lines()
+                    .any(|l| l.starts_with("note: ") && l.contains(flag)),
+                "{flags:?}: {}",
+                text(&out.stderr)
+            );
+        }
     }
 }
 
@@ -450,7 +464,7 @@ fn bad_input_exits_2_with_a_message_and_no_backtrace() {
             "is not NAME=FILE",
         ),
         (
-            vec!["run", "--memory", "lots", "examples/hello.lua"],
+            vec!["run", "--max-memory-bytes", "lots", "examples/hello.lua"],
             "is not a size",
         ),
         (
@@ -484,7 +498,7 @@ fn bad_input_exits_2_with_a_message_and_no_backtrace() {
             "larger than the most allowed, 4GiB",
         ),
         (
-            vec!["run", "--memory", "2GiB", "examples/hello.lua"],
+            vec!["run", "--max-memory-bytes", "2GiB", "examples/hello.lua"],
             "limit max_memory_bytes must be at most 1073741824",
         ),
         (

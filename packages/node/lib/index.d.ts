@@ -16,12 +16,12 @@ export interface Limits {
   maxOutputBytes?: number | bigint;
   /** Nesting depth of values crossing as JSON. */
   maxValueDepth?: number;
-  /** Wasmtime fuel per call into the guest; 0 derives it from maxInstructions. */
-  fuel?: number | bigint;
+  /** Wasmtime fuel per call into the guest; null (or 0, or absent) derives it from maxInstructions. */
+  fuel?: number | bigint | null;
   /** Wall-clock time per eval, in milliseconds (the crate's `timeout`). */
   timeoutMs?: number;
-  /** Cap on the guest's linear memory; 0 means 2 * maxMemoryBytes + 16 MiB. */
-  maxWasmMemoryBytes?: number | bigint;
+  /** Cap on the guest's linear memory; null (or 0, or absent) means 2 * maxMemoryBytes + 16 MiB. */
+  maxWasmMemoryBytes?: number | bigint | null;
   /** Capability calls of one `parallel` batch run at once. */
   maxCallsInFlight?: number;
 }

@@ -28,7 +28,7 @@ function jsLimits(limits) {
   return Object.freeze(out);
 }
 
-/** The crate's `Limits::default()`; `fuel` and `maxWasmMemoryBytes` 0 mean derived. */
+/** The crate's `Limits::default()`; `fuel` and `maxWasmMemoryBytes` null mean derived. */
 export const DEFAULT_LIMITS = jsLimits(info.limits);
 
 /** Deterministic mode's default clock (seconds since the epoch) and seed. */
@@ -113,6 +113,10 @@ export class Report {
 const isObject = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
 const isInteger = (v) => (typeof v === 'number' && Number.isInteger(v)) || typeof v === 'bigint';
 
+// The limits whose null (or absence) means derived from the others; 0, the
+// older spelling of it, is read the same way.
+const derivedLimits = new Set(['fuel', 'maxWasmMemoryBytes']);
+
 function limitsConfig(limits, maxCallsInFlight) {
   if (limits !== undefined && !isObject(limits)) throw new TypeError('limits must be an object');
   const out = {};
@@ -122,6 +126,7 @@ function limitsConfig(limits, maxCallsInFlight) {
       throw new TypeError(`unknown limit \`${name}\` (the limits are ${[...crateLimitNames.keys()].join(', ')})`);
     }
     if (value === undefined) continue;
+    if (derivedLimits.has(name) && (value === null || value === 0 || value === 0n)) continue;
     if (typeof value !== 'number' && typeof value !== 'bigint') {
       throw new TypeError(`limits.${name} must be a number or a bigint, got ${typeof value}`);
     }

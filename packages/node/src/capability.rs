@@ -20,7 +20,7 @@
 //!
 //! In such a loop both sides are still awake at the next hand-off, and a
 //! call costs a few microseconds. The crate's async handler
-//! ([`Capability::new`]) awaits the reply, so the eval's deadline and a
+//! ([`Capability::new_async`]) awaits the reply, so the eval's deadline and a
 //! cancel cover a JavaScript function that never answers.
 //!
 //! Calls cross as text both ways: the arguments as one JSON array, the
@@ -362,7 +362,7 @@ pub(crate) fn js_capability(
     mailbox: Arc<Mailbox>,
 ) -> Capability<()> {
     let keep = usize::try_from(min).unwrap_or(usize::MAX);
-    Capability::new(name, move |_ctx: Arc<()>, mut args: Vec<Value>| {
+    Capability::new_async(name, move |_ctx: Arc<()>, mut args: Vec<Value>| {
         while args.len() > keep && args.last() == Some(&Value::Null) {
             args.pop();
         }

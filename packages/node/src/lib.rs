@@ -43,9 +43,9 @@ pub fn crate_info() -> String {
         "report_version": Report::VERSION,
         "default_chunk_name": moonbox::DEFAULT_CHUNK_NAME,
         "determinism": Determinism::default(),
-        "max_inputs": moonbox::MAX_INPUTS,
-        "max_call_budget": moonbox::MAX_CALL_BUDGET,
-        "max_capability_args": moonbox::MAX_CAPABILITY_ARGS,
+        "max_inputs": moonbox::Limits::MAX_INPUTS,
+        "max_call_budget": moonbox::Limits::MAX_CALL_BUDGET,
+        "max_capability_args": moonbox::Limits::MAX_CAPABILITY_ARGS,
         "default_capability_max_args": <Vec<serde_json::Value> as moonbox::Args>::MAX_ARGS,
     })
     .to_string()

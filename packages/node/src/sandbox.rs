@@ -148,7 +148,9 @@ fn limits(members: Map<String, Value>) -> Result<Limits, Thrown> {
         }
         Thrown::Type(format!("limits: {whole}"))
     })?;
-    limits.validate().map_err(Thrown::Range)?;
+    limits
+        .validate()
+        .map_err(|e| Thrown::Range(e.to_string()))?;
     Ok(limits)
 }
 
@@ -228,7 +230,7 @@ impl NativeSandbox {
         let limits = limits(config.limits)?;
         // Deterministic mode and an explicit fuel budget need an engine
         // that meters fuel (the crate refuses one that does not).
-        let fuel = config.deterministic.is_some() || limits.fuel != 0;
+        let fuel = config.deterministic.is_some() || limits.fuel.is_some();
         let engine = engine(fuel).map_err(Thrown::Other)?;
         let mut builder = Sandbox::builder().engine(&engine).limits(limits);
         for name in config.allow {
@@ -250,7 +252,7 @@ impl NativeSandbox {
                 spec.max_args,
                 mailbox.clone(),
             )
-            .doc(spec.doc);
+            .with_description(spec.doc);
             if let Some(calls) = spec.call_budget {
                 capability = capability.call_budget(calls);
             }

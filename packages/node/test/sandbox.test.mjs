@@ -44,6 +44,16 @@ describe('the crate decides the rules', () => {
     assert.equal(REPORT_VERSION, 1);
     assert.deepEqual(sandbox.limits, DEFAULT_LIMITS);
   });
+
+  test('derived limits are null, and null or 0 asks for them', () => {
+    assert.equal(DEFAULT_LIMITS.fuel, null);
+    assert.equal(DEFAULT_LIMITS.maxWasmMemoryBytes, null);
+    for (const derived of [null, 0]) {
+      const s = new Sandbox({ limits: { fuel: derived, maxWasmMemoryBytes: derived } });
+      assert.deepEqual(s.limits, DEFAULT_LIMITS);
+    }
+    assert.equal(new Sandbox({ limits: { fuel: 1e9 } }).limits.fuel, 1e9);
+  });
 });
 
 describe('evals', () => {

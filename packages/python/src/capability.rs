@@ -39,7 +39,9 @@ pub(crate) fn capability(spec: CapabilitySpec) -> Capability<Ctx> {
         let funcs = funcs.clone();
         pool::call(move || call_python(&funcs.0, &funcs.1, &ctx, min, args))
     };
-    Capability::new(name, handler).with_arity(min, max).doc(doc)
+    Capability::new_async(name, handler)
+        .with_arity(min, max)
+        .with_description(doc)
 }
 
 /// One call of a Python capability, on a pool thread.

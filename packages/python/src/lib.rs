@@ -33,7 +33,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(calls::at_exit, m)?)?;
     m.add("DEFAULT_CHUNK_NAME", moonbox::DEFAULT_CHUNK_NAME)?;
-    m.add("MAX_CAPABILITY_ARGS", moonbox::MAX_CAPABILITY_ARGS)?;
+    m.add("MAX_CAPABILITY_ARGS", moonbox::Limits::MAX_CAPABILITY_ARGS)?;
     m.add("REPORT_VERSION", moonbox::Report::VERSION)?;
     m.add("CRATE_VERSION", env!("CARGO_PKG_VERSION"))?;
     Ok(())

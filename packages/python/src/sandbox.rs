@@ -36,16 +36,18 @@ pub(crate) fn default_limits(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 
 /// The limits checked by the crate's rules (a `ValueError` naming the
 /// first one out of bounds), with its derived values filled in: `fuel` and
-/// `max_wasm_memory_bytes` as they apply when left at zero.
+/// `max_wasm_memory_bytes` as they apply when left unset (`None`).
 #[pyfunction]
 pub(crate) fn effective_limits<'py>(
     py: Python<'py>,
     limits: &Bound<'py, PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let mut limits = limits_from_py(limits)?;
-    limits.validate().map_err(PyValueError::new_err)?;
-    limits.fuel = limits.effective_fuel();
-    limits.max_wasm_memory_bytes = limits.effective_max_wasm_memory_bytes();
+    limits
+        .validate()
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    limits.fuel = Some(limits.effective_fuel());
+    limits.max_wasm_memory_bytes = Some(limits.effective_max_wasm_memory_bytes());
     limits_to_py(py, &limits)
 }
 
@@ -105,7 +107,7 @@ fn engine(fuel: bool) -> PyResult<(Engine, Option<String>)> {
 /// A Python error for a sandbox that cannot be built: the crate's sentence.
 fn config_error(e: Error) -> PyErr {
     match e {
-        Error::Config(message) => PyValueError::new_err(message),
+        Error::Config(e) => PyValueError::new_err(e.to_string()),
         other => PyRuntimeError::new_err(other.to_string()),
     }
 }
@@ -207,7 +209,7 @@ impl NativeSandbox {
         deterministic: Option<(i64, i64)>,
     ) -> PyResult<Self> {
         let limits = limits_from_py(limits)?;
-        let fuel = deterministic.is_some() || limits.fuel != 0;
+        let fuel = deterministic.is_some() || limits.fuel.is_some();
         let (engine, warning) = py.detach(|| engine(fuel))?;
         if let Some(warning) = warning {
             let text = std::ffi::CString::new(warning.replace('\0', " "))
@@ -234,8 +236,8 @@ impl NativeSandbox {
     /// The limits in force, with derived values filled in.
     fn limits<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let mut limits = *self.sandbox.limits();
-        limits.fuel = limits.effective_fuel();
-        limits.max_wasm_memory_bytes = limits.effective_max_wasm_memory_bytes();
+        limits.fuel = Some(limits.effective_fuel());
+        limits.max_wasm_memory_bytes = Some(limits.effective_max_wasm_memory_bytes());
         limits_to_py(py, &limits)
     }
 

@@ -323,6 +323,14 @@ def test_tool_definitions_and_calls():
         tool.definition(sandbox, "langchain")
 
 
+def test_derived_limits_are_none_and_zero_still_means_derived():
+    assert (Limits().fuel, Limits().max_wasm_memory_bytes) == (None, None)
+    old = Limits(fuel=0, max_wasm_memory_bytes=0)
+    assert old == Limits()
+    assert old.effective_fuel == Limits().effective_fuel
+    assert Limits(fuel=7).fuel == 7
+
+
 def test_the_linear_memory_cap_follows_the_crates_rule():
     # The crate's rule: the cap on linear memory leaves the heap 4 MiB of
     # room. Below it is refused by name; at it, a script that fills the heap

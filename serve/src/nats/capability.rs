@@ -58,13 +58,13 @@ pub fn remote_capability(
     }
     let subject = format!("{prefix}.cap.{name}");
     let shown = name.to_owned();
-    let capability = Capability::new(name, move |_, args: Four| {
+    let capability = Capability::new_async(name, move |_, args: Four| {
         let client = client.clone();
         let subject = subject.clone();
         let name = shown.clone();
         async move { call(&client, subject, &name, args, timeout).await }
     })
-    .doc(format!(
+    .with_description(format!(
         "Served by the application over NATS ({prefix}.cap.{name})."
     ))
     .call_budget(DEFAULT_REMOTE_CALL_BUDGET);

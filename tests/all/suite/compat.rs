@@ -212,7 +212,7 @@ fn limits() -> Limits {
         max_string_bytes: 256 << 20,
         max_memory_bytes: 1 << 30,
         max_output_bytes: 64 << 20,
-        fuel: Limits::MAX_FUEL,
+        fuel: Some(Limits::MAX_FUEL),
         timeout: Duration::from_secs(300),
         ..Limits::default()
     }

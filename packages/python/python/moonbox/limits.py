@@ -51,20 +51,28 @@ class Limits:
     #: Wall-clock seconds per eval, capability calls included (the epoch
     #: deadline); kept to the millisecond.
     timeout: float = _DEFAULTS["timeout"] / 1000
-    #: Wasmtime fuel per eval (about one unit per wasm instruction). 0, the
-    #: default, meters no fuel (the timeout is the outer wall) and, where
-    #: fuel is metered (deterministic mode), derives it from
-    #: ``max_instructions``; any other value turns metering on.
-    fuel: int = _DEFAULTS["fuel"]
-    #: Bytes the guest's linear memory may grow to; 0 derives it from the
-    #: heap (see :attr:`effective_max_wasm_memory_bytes`).
-    max_wasm_memory_bytes: int = _DEFAULTS["max_wasm_memory_bytes"]
+    #: Wasmtime fuel per eval (about one unit per wasm instruction).
+    #: ``None``, the default, meters no fuel (the timeout is the outer wall)
+    #: and, where fuel is metered (deterministic mode), derives it from
+    #: ``max_instructions``; a number turns metering on. ``0`` is read as
+    #: ``None``.
+    fuel: int | None = _DEFAULTS["fuel"]
+    #: Bytes the guest's linear memory may grow to; ``None``, the default,
+    #: derives it from the heap (see :attr:`effective_max_wasm_memory_bytes`).
+    #: ``0`` is read as ``None``.
+    max_wasm_memory_bytes: int | None = _DEFAULTS["max_wasm_memory_bytes"]
     #: Capability calls of one ``parallel`` batch that run at once.
     max_calls_in_flight: int = _DEFAULTS["max_calls_in_flight"]
 
     def __post_init__(self) -> None:
         for f in fields(self):
             value = getattr(self, f.name)
+            if f.name in _DERIVED and value == 0 and not isinstance(value, bool):
+                # 0 meant "derived" before None did.
+                object.__setattr__(self, f.name, None)
+                continue
+            if f.name in _DERIVED and value is None:
+                continue
             # The types the crate's fields hold; the crate checks the bounds.
             if f.name == "timeout":
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -102,6 +110,10 @@ class Limits:
         """The cap on the guest's linear memory."""
         cap: int = _effective(self)["max_wasm_memory_bytes"]
         return cap
+
+
+#: The limits whose ``None`` means derived from the others.
+_DERIVED = frozenset({"fuel", "max_wasm_memory_bytes"})
 
 
 def _effective(limits: Limits) -> dict[str, Any]:
