@@ -37,7 +37,7 @@ pub fn assert_reportable(outcome: &Result<EvalOutput, EvalError>) {
 /// The sandbox still serves: a clean eval gives its value.
 pub async fn assert_serving<T: Default + Send + Sync + 'static>(sandbox: &Sandbox<T>) {
     let out = sandbox
-        .eval("return 1 + 1")
+        .eval_with(T::default(), "return 1 + 1")
         .await
         .expect("the sandbox keeps serving");
     assert_eq!(out.values, [serde_json::json!(2)]);

@@ -694,9 +694,12 @@ impl<T: Send + Sync + 'static> Session<T> {
     }
 }
 
-impl<T: Default + Send + Sync + 'static> Sandbox<T> {
-    /// Runs `code` in a fresh, isolated instance (with `T::default()` as the
-    /// context), then discards the instance. The chunk is named
+/// Evals without a context, for a sandbox whose sessions carry none. A
+/// sandbox with a context type gives one to every eval
+/// ([`Sandbox::eval_with`], [`Sandbox::run_with`]): none is made up for it.
+impl Sandbox<()> {
+    /// Runs `code` in a fresh, isolated instance, then discards the
+    /// instance. The chunk is named
     /// [`DEFAULT_CHUNK_NAME`](crate::DEFAULT_CHUNK_NAME).
     ///
     /// # Errors
@@ -706,11 +709,11 @@ impl<T: Default + Send + Sync + 'static> Sandbox<T> {
     /// # Cancel safety
     /// Dropping the future discards the instance; nothing else is affected.
     pub async fn eval(&self, code: impl AsRef<[u8]>) -> Result<EvalOutput, EvalError> {
-        self.eval_with(T::default(), code).await
+        self.eval_with((), code).await
     }
 
     /// Runs a [`Script`] (code, chunk name, inputs) in a fresh, isolated
-    /// instance with `T::default()` as the context.
+    /// instance.
     ///
     /// ```
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -732,7 +735,7 @@ impl<T: Default + Send + Sync + 'static> Sandbox<T> {
     /// # Cancel safety
     /// Dropping the future discards the instance; nothing else is affected.
     pub async fn run(&self, script: Script) -> Result<EvalOutput, EvalError> {
-        self.run_with(T::default(), script).await
+        self.run_with((), script).await
     }
 }
 

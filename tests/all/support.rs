@@ -23,7 +23,7 @@ pub async fn ok<T: Default + Send + Sync + 'static>(
     sandbox: &Sandbox<T>,
     code: &str,
 ) -> EvalOutput {
-    match sandbox.eval(code).await {
+    match sandbox.eval_with(T::default(), code).await {
         Ok(out) => out,
         Err(e) => panic!("expected {code:?} to succeed, got {e:#}"),
     }
@@ -43,7 +43,7 @@ pub async fn fails<T: Default + Send + Sync + 'static>(
     code: &str,
     kind: ErrorKind,
 ) -> EvalError {
-    match sandbox.eval(code).await {
+    match sandbox.eval_with(T::default(), code).await {
         Ok(out) => panic!(
             "expected {code:?} to fail with {kind}, got {:?}",
             out.values
