@@ -31,7 +31,14 @@ fn small() -> Limits {
 
 #[tokio::test]
 async fn instruction_limit_with_and_without_pcall() {
-    let sb = with_limits(small());
+    // `pcall(error, i)` costs tens of microseconds in the guest (each error
+    // unwinds as a wasm exception), so the loop below needs more than a
+    // second for its 200,000 instructions: the timeout leaves a loaded
+    // machine room, since this test is about the instruction limit.
+    let sb = with_limits(Limits {
+        timeout: Duration::from_secs(20),
+        ..small()
+    });
     for code in [
         "while true do end",
         "pcall(function() while true do end end) return 'escaped'",
