@@ -16,6 +16,7 @@ declared version.
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 import subprocess
 import sys
@@ -585,7 +586,11 @@ def run(root: Path, check: bool) -> list[str]:
         if current == text:
             continue
         if check:
-            problems.append(f"{path}: differs from {DECLARATION}")
+            diff = difflib.unified_diff(
+                (current or "").splitlines(), text.splitlines(), "committed", "declared", n=0, lineterm=""
+            )
+            shown = [line for line in diff if not line.startswith(("---", "+++", "@@"))][:6]
+            problems.append(f"{path}: differs from {DECLARATION}:\n    " + "\n    ".join(shown))
         else:
             target.write_text(text)
             print(f"wrote {path}")
