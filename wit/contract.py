@@ -30,12 +30,9 @@ WIT = "wit/moonbox.wit"
 HEADER = "Generated from wit/contract.toml by `python3 wit/contract.py`; do not edit."
 
 # Where each copy lives. Whole files first, then regions of hand-written files.
-RUST_COPIES = (
-    "host/src/contract.rs",
-    "guest/src/contract.rs",
-    "runtimes/wasmtime-cli/driver/src/contract.rs",
-    "runtimes/wasmtime-cli/caps/src/contract.rs",
-)
+# One Rust copy, in the crate (which must be self-contained to publish); the
+# guest and the wasmtime-CLI host's crates include the same file by path.
+RUST_COPIES = ("host/src/contract.rs",)
 PYTHON_COPY = "runtimes/python-wasmtime/src/moonbox/_contract.py"
 JS_COPY = "runtimes/node-jco/src/contract.js"
 REGIONS = {

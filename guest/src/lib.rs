@@ -33,6 +33,7 @@ mod bindings;
 mod capability;
 mod check;
 mod clock;
+#[path = "../../host/src/contract.rs"]
 mod contract;
 mod coroutines;
 mod environ;

@@ -22,6 +22,7 @@ use std::sync::{Mutex, OnceLock};
 
 use serde_json::Map;
 
+#[path = "../../../../host/src/contract.rs"]
 mod contract;
 
 mod bindings {

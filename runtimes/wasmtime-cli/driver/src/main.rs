@@ -27,6 +27,7 @@ use std::process::ExitCode;
 
 use serde_json::{Map, Value, json};
 
+#[path = "../../../../host/src/contract.rs"]
 mod contract;
 
 mod bindings {
