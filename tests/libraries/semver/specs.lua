@@ -1,0 +1,3 @@
+-- moonbox library battery entry (our own code, not upstream): runs the
+-- upstream spec files through tests/libraries/support/spec.lua.
+require("spec").run({ "spec.semver_spec" })
