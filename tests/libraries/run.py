@@ -186,6 +186,15 @@ def main():
     if not args.native_only and not moonbox.is_file():
         raise SystemExit(f"no moonbox binary at {moonbox} (build it, or pass --moonbox PATH)")
 
+    if not args.native_only:
+        try:
+            version = subprocess.run([str(moonbox), "--version"], capture_output=True,
+                                     text=True, timeout=TIMEOUT).stdout.strip()
+        except (OSError, subprocess.TimeoutExpired) as e:
+            version = f"(--version failed: {e})"
+        built = time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(moonbox.stat().st_mtime))
+        print(f"moonbox: {moonbox} ({version}, built {built})")
+
     broken, unexpected = [], []
     total_native = total_moonbox = 0.0
     width = max(len(lib.name) for lib in libs)
