@@ -13,7 +13,9 @@
 //! - `output`: `print` and `io.stdout`, writing to the host's stream;
 //! - `clock`: the C library's `time()`, fixed in deterministic mode;
 //! - `environ`: the C library's `getenv`, which finds no variables;
-//! - `sandbox`: the standard library as scripts see it;
+//! - `sandbox`: the standard library as scripts see it, and the names it
+//!   removes;
+//! - `debuglib`: the safe `debug` functions every script has;
 //! - `coroutines`: the coroutine entry points the limits need;
 //! - `capability`: host capabilities as Lua functions;
 //! - `parallel`: `parallel(items, fn)`, capability calls made together;
@@ -36,6 +38,7 @@ mod clock;
 #[path = "../../host/src/contract.rs"]
 mod contract;
 mod coroutines;
+mod debuglib;
 mod environ;
 mod json;
 mod jsonlib;

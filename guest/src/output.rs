@@ -7,6 +7,10 @@
 //! behind it is replaced by one (`fopencookie`) whose writes come here. Its
 //! methods (`write`, `flush`, `setvbuf`, `close`...) therefore behave exactly
 //! as in `lua5.4`, and `io.write` and `print` interleave as they would there.
+//! `io.stderr` writes to the same stream, as a terminal shows both: one
+//! ordered stream is what a model reads back, with one bound, and a
+//! message written to `io.stderr` before an error stays beside the output it
+//! explains. `io.stdin` is an empty stream: reading it gives end of file.
 //!
 //! `log(level, message, fields)` sends a structured event through the
 //! `output.log` import instead, charged against the same `max-output-bytes`.
@@ -21,7 +25,7 @@ use crate::lua::{self, Raise, ffi, lua_State};
 use crate::vm::{ErrorKind, Extension, Kind, Vm};
 
 /// What this module keeps in the Vm: the eval's output and log charges,
-/// and the C stream behind `io.stdout`.
+/// and the C streams behind `io.stdout` (and `io.stderr`) and `io.stdin`.
 #[derive(Default)]
 struct Output {
     /// Bytes written this eval.
@@ -31,15 +35,19 @@ struct Output {
     log_bytes: Cell<u64>,
     /// Opened by [`install`] once the Vm is in place; closed when the Vm
     /// frees its extensions, after the state.
-    stdout: OnceCell<Stdout>,
+    stdout: OnceCell<CStream>,
+    /// Opened with `stdout`; always at its end.
+    stdin: OnceCell<CStream>,
 }
 
 impl Extension for Output {
     fn begin_eval(&self) {
         self.bytes.set(0);
         self.log_bytes.set(0);
-        if let Some(stdout) = self.stdout.get() {
-            stdout.reset();
+        for stream in [&self.stdout, &self.stdin] {
+            if let Some(stream) = stream.get() {
+                stream.reset();
+            }
         }
     }
 }
@@ -300,11 +308,21 @@ struct Stream {
 }
 
 type CookieWrite = unsafe extern "C" fn(*mut c_void, *const c_char, usize) -> isize;
+type CookieRead = unsafe extern "C" fn(*mut c_void, *mut c_char, usize) -> isize;
+
+/// The read function of `io.stdin`'s stream: always at its end.
+unsafe extern "C" fn cookie_read_nothing(
+    _cookie: *mut c_void,
+    _buf: *mut c_char,
+    _len: usize,
+) -> isize {
+    0
+}
 
 /// `cookie_io_functions_t` (stdio.h, `_GNU_SOURCE`).
 #[repr(C)]
 struct CookieFunctions {
-    read: *const c_void,
+    read: Option<CookieRead>,
     write: Option<CookieWrite>,
     seek: *const c_void,
     close: *const c_void,
@@ -324,7 +342,7 @@ const IONBF: c_int = 2;
 /// The C stream's write function: the cookie is the Vm.
 ///
 /// # Safety
-/// Called by the C library only, for the stream [`Stdout::open`] made: `cookie`
+/// Called by the C library only, for the stream [`CStream::open`] made: `cookie`
 /// is the Vm, and `buf` holds `len` bytes.
 unsafe extern "C" fn cookie_write(cookie: *mut c_void, buf: *const c_char, len: usize) -> isize {
     // SAFETY: the cookie is the Vm that opened the stream and outlives it:
@@ -361,14 +379,15 @@ unsafe extern "C" fn cookie_write(cookie: *mut c_void, buf: *const c_char, len: 
     }
 }
 
-/// A C stream, unbuffered, whose writes go to the output stream.
-struct Stdout(*mut c_void);
+/// A C stream, unbuffered: one whose writes go to the output stream, or
+/// the empty one behind `io.stdin`.
+struct CStream(*mut c_void);
 
-impl Stdout {
+impl CStream {
     /// Opens the stream for `vm`, or `None` if the C library cannot.
-    fn open(vm: &Vm) -> Option<Stdout> {
+    fn open(vm: &Vm) -> Option<CStream> {
         let funcs = CookieFunctions {
-            read: std::ptr::null(),
+            read: None,
             write: Some(cookie_write),
             seek: std::ptr::null(),
             close: std::ptr::null(),
@@ -388,18 +407,37 @@ impl Stdout {
         }
         // SAFETY: a stream just opened, before any I/O on it.
         unsafe { setvbuf(f, std::ptr::null_mut(), IONBF, 0) };
-        Some(Stdout(f))
+        Some(CStream(f))
     }
 
-    /// Clears the error flag a refused write left, before the next eval.
+    /// Opens the empty input stream, or `None` if the C library cannot.
+    fn open_empty() -> Option<CStream> {
+        let funcs = CookieFunctions {
+            read: Some(cookie_read_nothing),
+            write: None,
+            seek: std::ptr::null(),
+            close: std::ptr::null(),
+        };
+        // SAFETY: the read function ignores its cookie, so null is valid.
+        let f = unsafe { fopencookie(std::ptr::null_mut(), c"r".as_ptr(), funcs) };
+        if f.is_null() {
+            return None;
+        }
+        // SAFETY: a stream just opened, before any I/O on it.
+        unsafe { setvbuf(f, std::ptr::null_mut(), IONBF, 0) };
+        Some(CStream(f))
+    }
+
+    /// Clears the error flag a refused write left (or the end-of-file flag
+    /// a read left), before the next eval.
     fn reset(&self) {
-        // SAFETY: A `Stdout` holds a stream from `open` until its drop closes
+        // SAFETY: A `CStream` holds a stream from `open` until its drop closes
         // it, so the stream is open; `clearerr` only resets its flags.
         unsafe { clearerr(self.0) };
     }
 }
 
-impl Drop for Stdout {
+impl Drop for CStream {
     fn drop(&mut self) {
         // SAFETY: opened by `open`, closed once; the Lua state that used it
         // is already closed (the Vm frees its extensions after closing the
@@ -408,8 +446,9 @@ impl Drop for Stdout {
     }
 }
 
-/// Installs `print` and `log`, opens the C stream behind `io.stdout` and
-/// points the `io` library's standard output at it. Runs in protected mode
+/// Installs `print` and `log`, opens the C streams behind `io.stdout`
+/// (and `io.stderr`) and `io.stdin`, and points the `io` library's standard
+/// files at them. Runs in protected mode
 /// before the sandbox rebuilds `io`; raises if the stream cannot be opened.
 ///
 /// # Safety
@@ -428,11 +467,16 @@ pub unsafe fn install(l: *mut lua_State, globals: c_int, io: c_int) {
         let vm = Vm::from_state(l);
         let out = vm.extension::<Output>();
         if out.stdout.get().is_none()
-            && let Some(stdout) = Stdout::open(vm)
+            && let Some(stdout) = CStream::open(vm)
         {
             let _ = out.stdout.set(stdout);
         }
-        let Some(stdout) = out.stdout.get() else {
+        if out.stdin.get().is_none()
+            && let Some(stdin) = CStream::open_empty()
+        {
+            let _ = out.stdin.set(stdin);
+        }
+        let (Some(stdout), Some(stdin)) = (out.stdout.get(), out.stdin.get()) else {
             lua::push_bytes(l, b"cannot open the output stream");
             ffi::lua_error(l);
         };
@@ -440,12 +484,18 @@ pub unsafe fn install(l: *mut lua_State, globals: c_int, io: c_int) {
         lua::set_field(l, globals, "print");
         ffi::lua_pushcfunction(l, log_entry);
         lua::set_field(l, globals, "log");
-        if lua::get_field(l, io, "stdout") == ffi::LUA_TUSERDATA {
-            let stream = ffi::luaL_testudata(l, -1, c"FILE*".as_ptr()).cast::<Stream>();
-            if !stream.is_null() {
-                (*stream).f = stdout.0;
+        for (name, f) in [
+            ("stdout", stdout.0),
+            ("stderr", stdout.0),
+            ("stdin", stdin.0),
+        ] {
+            if lua::get_field(l, io, name) == ffi::LUA_TUSERDATA {
+                let stream = ffi::luaL_testudata(l, -1, c"FILE*".as_ptr()).cast::<Stream>();
+                if !stream.is_null() {
+                    (*stream).f = f;
+                }
             }
+            ffi::lua_pop(l, 1);
         }
-        ffi::lua_pop(l, 1);
     }
 }

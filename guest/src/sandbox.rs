@@ -5,26 +5,71 @@
 
 use std::ffi::c_int;
 
-use crate::limits::raise_tagged;
 use crate::lua::{self, Raise, ffi, lua_State};
 use crate::vm::{ErrorKind, Kind, Vm, to_c_int};
 
-/// `io` functions that may be named in `allow`. All but [`IO_DEFAULT`] are
-/// sandboxed unless `io` or `io.NAME` is allowed.
-const IO: &[&str] = &[
-    "close", "flush", "input", "lines", "open", "output", "popen", "read", "tmpfile", "type",
-    "write",
+/// The names the sandbox removes unless the config allows them back, by
+/// library: each is nil in its table, so that feature detection (`if
+/// io.popen then`) sees it as absent, and a script that calls one anyway
+/// ends with an error that says it is sandboxed (see [`explain`]).
+/// docs/security.md gives the reason for each.
+const REMOVED: &[(&str, &[&str])] = &[
+    ("io", &["popen"]),
+    ("os", &["execute"]),
+    (
+        "debug",
+        &[
+            "debug",
+            "getlocal",
+            "getregistry",
+            "getuservalue",
+            "sethook",
+            "setcstacklimit",
+            "setlocal",
+            "setupvalue",
+            "setuservalue",
+            "upvalueid",
+            "upvaluejoin",
+        ],
+    ),
+    ("string", &["dump"]),
+    ("package", &["loadlib"]),
 ];
-/// `io` names every script has: writing to the output stream.
-const IO_DEFAULT: &[&str] = &["write", "flush", "type", "stdout"];
+
+/// `debug` functions that every script has in a safe version (see
+/// `debuglib`), and that the config can allow back as the originals.
+pub const DEBUG_SAFE: &[&str] = &["getinfo", "gethook", "getupvalue", "setmetatable"];
+
+/// Names `allow` accepted before these functions became the library's own
+/// for every script: still accepted, and allowing them changes nothing.
+const ALWAYS_PRESENT: &[&str] = &[
+    "io.close",
+    "io.flush",
+    "io.input",
+    "io.lines",
+    "io.open",
+    "io.output",
+    "io.read",
+    "io.tmpfile",
+    "io.type",
+    "io.write",
+    "os.exit",
+    "os.getenv",
+    "os.remove",
+    "os.rename",
+    "os.tmpname",
+    "dofile",
+    "loadfile",
+];
 
 /// Names `require` already returns: a host module may not take them.
+/// (`json` is not one: a host module or a file named `json` comes before
+/// moonbox's own; see [`open_json_searcher`].)
 pub const STANDARD_LIBRARIES: &[&str] = &[
     "_G",
     "coroutine",
     "debug",
     "io",
-    "json",
     "math",
     "os",
     "package",
@@ -33,44 +78,21 @@ pub const STANDARD_LIBRARIES: &[&str] = &[
     "utf8",
 ];
 
-/// `os` functions that are sandboxed unless `os` or `os.NAME` is allowed.
-const OS: &[&str] = &["execute", "exit", "getenv", "remove", "rename", "tmpname"];
-/// `debug` functions; all but `traceback` are sandboxed unless `debug` or
-/// `debug.NAME` is allowed.
-const DEBUG: &[&str] = &[
-    "debug",
-    "gethook",
-    "getinfo",
-    "getlocal",
-    "getmetatable",
-    "getregistry",
-    "getupvalue",
-    "getuservalue",
-    "sethook",
-    "setcstacklimit",
-    "setlocal",
-    "setmetatable",
-    "setupvalue",
-    "setuservalue",
-    "upvalueid",
-    "upvaluejoin",
-];
-/// Stand-alone names that may be allowed.
-const OTHERS: &[&str] = &[
-    "package",
-    "dofile",
-    "loadfile",
-    "string.dump",
-    "binary-chunks",
-];
+/// What `require` searches for a Lua file, in the session's files (the
+/// working directory is the root of its namespace).
+const PACKAGE_PATH: &str = "./?.lua;./?/init.lua";
 
 /// Every name `config.allow` accepts.
 pub fn allowable_names() -> Vec<String> {
     let mut names = vec!["io".to_owned(), "os".to_owned(), "debug".to_owned()];
-    names.extend(IO.iter().map(|f| format!("io.{f}")));
-    names.extend(OS.iter().map(|f| format!("os.{f}")));
-    names.extend(DEBUG.iter().map(|f| format!("debug.{f}")));
-    names.extend(OTHERS.iter().map(|s| (*s).to_owned()));
+    names.extend(ALWAYS_PRESENT.iter().map(|s| (*s).to_owned()));
+    for (lib, funcs) in REMOVED {
+        names.extend(funcs.iter().map(|f| format!("{lib}.{f}")));
+    }
+    names.extend(DEBUG_SAFE.iter().map(|f| format!("debug.{f}")));
+    names.push("debug.getmetatable".to_owned());
+    names.extend(["package", "binary-chunks"].map(str::to_owned));
+    names.sort_by(|a, b| (a.contains('.'), a).cmp(&(b.contains('.'), b)));
     names
 }
 
@@ -106,9 +128,28 @@ impl Allow {
         self.0.iter().any(|n| n == name)
     }
 
-    /// `lib.func` is allowed by its own name or by its library's name.
-    fn has_in(&self, lib: &str, func: &str) -> bool {
-        self.has(lib) || self.has(&format!("{lib}.{func}"))
+    /// `lib.func` is allowed by its own name or by its library's name, except
+    /// `debug.sethook`, which only its own name allows: a hook runs script
+    /// code at every line or call.
+    pub fn has_in(&self, lib: &str, func: &str) -> bool {
+        let whole = self.has(lib) && !(lib == "debug" && func == "sethook");
+        whole || self.has(&format!("{lib}.{func}"))
+    }
+
+    /// The names this config leaves removed, as `lib.func`.
+    pub fn removed(&self) -> Vec<String> {
+        let mut removed = Vec::new();
+        for (lib, funcs) in REMOVED {
+            if *lib == "package" && self.has("package") {
+                continue;
+            }
+            for f in *funcs {
+                if !self.has_in(lib, f) {
+                    removed.push(format!("{lib}.{f}"));
+                }
+            }
+        }
+        removed
     }
 }
 
@@ -117,6 +158,13 @@ pub struct Module {
     pub name: String,
     pub source: Vec<u8>,
 }
+
+/// The names a session's sandbox removed (see [`Allow::removed`]), kept in
+/// the Vm for [`explain`] and `check`.
+#[derive(Default)]
+pub struct Removed(pub std::cell::RefCell<Vec<String>>);
+
+impl crate::vm::Extension for Removed {}
 
 /// Opens the standard libraries and applies the sandbox, one library at a
 /// time: everything that depends on `allow` alone, so that a state built
@@ -138,80 +186,88 @@ pub unsafe fn open(l: *mut lua_State, allow: &Allow) {
         let globals = ffi::lua_gettop(l);
         ffi::luaL_getsubtable(l, ffi::LUA_REGISTRYINDEX, c"_LOADED".as_ptr());
         let loaded = ffi::lua_gettop(l);
-        open_io(l, globals, loaded, allow);
-        open_debug(l, globals, loaded, allow);
+        open_io(l, globals, allow);
+        crate::debuglib::install(l, globals, allow);
         open_os(l, globals, allow);
         open_base(l, globals, allow);
         crate::coroutines::install(l, globals);
         open_string(l, globals, allow);
         open_package(l, globals, allow);
         crate::jsonlib::install(l, globals, loaded);
+        open_json_searcher(l, globals, loaded);
         ffi::lua_settop(l, 0);
     }
 }
 
-/// `io`: `io.stdout` (and `print`) write to the host's stream; unless `io`
-/// is allowed, only [`IO_DEFAULT`] and the allowed functions are left.
+/// Sets `_G[lib][f]` to nil for each of `lib`'s [`REMOVED`] names that
+/// `allow` does not allow back. The library table is the one in
+/// `package.loaded` too, so `require(lib)` sees the same.
+///
+/// # Safety
+/// `l` is a live Vm-owned state in protected mode, `globals` the absolute
+/// index of `_G`, and `_G[lib]` a table. Leaves the stack as it found it.
+pub unsafe fn remove_names(l: *mut lua_State, globals: c_int, lib: &str, allow: &Allow) {
+    // SAFETY: `_G[lib]` is a table (caller), pushed at an absolute index; each
+    // raw set of nil stores into it (a key that exists needs no allocation; one
+    // that does not may raise a memory error, with nothing owned here), and the
+    // table is popped at the end.
+    unsafe {
+        lua::get_field(l, globals, lib);
+        let table = ffi::lua_gettop(l);
+        for (_, funcs) in REMOVED.iter().filter(|(name, _)| *name == lib) {
+            for f in *funcs {
+                if !allow.has_in(lib, f) {
+                    ffi::lua_pushnil(l);
+                    lua::set_field(l, table, f);
+                }
+            }
+        }
+        ffi::lua_pop(l, 1);
+    }
+}
+
+/// `io`: the reference library, whose files are the session's own (see
+/// `files`), with `io.stdout` and `io.stderr` writing to the host's stream
+/// and an empty `io.stdin` (see `output`). Only `io.popen` is removed.
 ///
 /// # Safety
 /// As for the other `open_*`: `l` is a live Vm-owned state in protected
-/// mode, and `globals` and `loaded` are the absolute indices of `_G` and
-/// `package.loaded`. Leaves the stack as it found it.
-unsafe fn open_io(l: *mut lua_State, globals: c_int, loaded: c_int, allow: &Allow) {
+/// mode, and `globals` is the absolute index of `_G`. Leaves the stack as it
+/// found it.
+unsafe fn open_io(l: *mut lua_State, globals: c_int, allow: &Allow) {
     // SAFETY: The caller's contract (a live Vm-owned state in protected mode,
-    // the absolute indices of `_G` and `package.loaded`) is what
-    // `output::install` and `replace_library` need; `io` is pushed at an
-    // absolute index for `install` and popped before `replace_library` reads
-    // `_G.io` again.
+    // the absolute index of `_G`) is what `output::install` and `remove_names`
+    // need; `io` is pushed at an absolute index for `install` and popped
+    // before `remove_names` reads `_G.io` again.
     unsafe {
         lua::get_field(l, globals, "io");
         crate::output::install(l, globals, ffi::lua_gettop(l));
         ffi::lua_pop(l, 1);
         if !allow.has("io") {
-            replace_library(l, globals, loaded, "io", IO, allow, IO_DEFAULT);
+            remove_names(l, globals, "io", allow);
         }
     }
 }
 
-/// `debug`: always rebuilt, since even when `debug` is allowed, `sethook`
-/// (a hook runs script code at every line or call) must be allowed by name.
-/// The limits do not use hooks, so a script's hook cannot turn them off.
-///
-/// # Safety
-/// As for [`open_io`].
-unsafe fn open_debug(l: *mut lua_State, globals: c_int, loaded: c_int, allow: &Allow) {
-    // SAFETY: As in `open_io`.
-    unsafe {
-        replace_library(l, globals, loaded, "debug", DEBUG, allow, &["traceback"]);
-    }
-}
-
-/// `os`: stubs for the [`OS`] functions not allowed, an allowed `exit` that
-/// ends the eval, `setlocale` limited to the C locale and a `clock` that
-/// works on WASI.
+/// `os`: `os.execute` removed unless allowed; `os.exit` that ends the eval
+/// (not the instance); `os.remove`, `os.rename` and `os.tmpname` on the
+/// session's files; `os.getenv` over an empty environment (see `environ`);
+/// `setlocale` limited to the C locale and a `clock` that works on WASI.
 ///
 /// # Safety
 /// As for [`open_io`].
 unsafe fn open_os(l: *mut lua_State, globals: c_int, allow: &Allow) {
     // SAFETY: As in `open_io`. The `os` table stays at its absolute index while
-    // the stubs, closures and functions are stored into it with raw sets, and
-    // is popped at the end; the original `setlocale` becomes upvalue 1 of
-    // `setlocale_entry`, as it expects, and the stub names move into the Vm as
-    // they are pushed.
+    // the closures and functions are stored into it with raw sets, and is
+    // popped at the end; the original `setlocale` becomes upvalue 1 of
+    // `setlocale_entry`, as it expects.
     unsafe {
+        remove_names(l, globals, "os", allow);
         lua::get_field(l, globals, "os");
         let os = ffi::lua_gettop(l);
-        for f in OS {
-            if !allow.has_in("os", f) {
-                push_stub(l, format!("os.{f}"));
-                lua::set_field(l, os, f);
-            }
-        }
-        if allow.has_in("os", "exit") {
-            // Ends the eval, not the instance: see `exit_body`.
-            ffi::lua_pushcfunction(l, exit_entry);
-            lua::set_field(l, os, "exit");
-        }
+        // Ends the eval, not the instance: see `exit_body`.
+        ffi::lua_pushcfunction(l, exit_entry);
+        lua::set_field(l, os, "exit");
         // The sandbox has only the C locale; wasi-libc accepts any name
         // without changing anything, so report other locales as unavailable.
         lua::get_field(l, os, "setlocale");
@@ -225,29 +281,37 @@ unsafe fn open_os(l: *mut lua_State, globals: c_int, allow: &Allow) {
     }
 }
 
-/// The base library: a guarded `collectgarbage` and `xpcall`, stubs for
-/// `dofile` and `loadfile` unless allowed, and `load` without binary chunks
-/// unless `binary-chunks` is allowed. (`print` is set with `io.stdout`.)
+/// The base library: a guarded `collectgarbage` and `xpcall`; `loadfile`
+/// and `dofile` on the session's files, reading an empty standard input
+/// when given no name; and `load`, `loadfile` and `dofile` without binary
+/// chunks unless `binary-chunks` is allowed. (`print` is set with
+/// `io.stdout`.)
 ///
 /// # Safety
 /// As for [`open_io`].
 unsafe fn open_base(l: *mut lua_State, globals: c_int, allow: &Allow) {
     // SAFETY: As in `open_io`. Each wrapper is stored into `_G` as soon as it
     // is made: `collectgarbage_entry` and `load_entry` take the original from
-    // `_G` as upvalue 1, as they expect, and `xpcall_entry` takes none.
+    // `_G` as upvalue 1, as they expect; `loadfile_entry` takes the original
+    // `loadfile` and `load` as upvalues 1 and 2, and a boolean (binary chunks
+    // allowed) as upvalue 3; `xpcall_entry` and `dofile_entry` take none but
+    // the boolean.
     unsafe {
         lua::get_field(l, globals, "collectgarbage");
         ffi::lua_pushcclosure(l, collectgarbage_entry, 1);
         lua::set_field(l, globals, "collectgarbage");
         ffi::lua_pushcfunction(l, xpcall_entry);
         lua::set_field(l, globals, "xpcall");
-        for name in ["dofile", "loadfile"] {
-            if !allow.has(name) {
-                push_stub(l, name);
-                lua::set_field(l, globals, name);
-            }
-        }
-        if !allow.has("binary-chunks") {
+        let binary = allow.has("binary-chunks");
+        lua::get_field(l, globals, "loadfile");
+        lua::get_field(l, globals, "load");
+        ffi::lua_pushboolean(l, c_int::from(binary));
+        ffi::lua_pushcclosure(l, loadfile_entry, 3);
+        lua::set_field(l, globals, "loadfile");
+        ffi::lua_pushboolean(l, c_int::from(binary));
+        ffi::lua_pushcclosure(l, dofile_entry, 1);
+        lua::set_field(l, globals, "dofile");
+        if !binary {
             lua::get_field(l, globals, "load");
             ffi::lua_pushcclosure(l, load_entry, 1);
             lua::set_field(l, globals, "load");
@@ -255,7 +319,7 @@ unsafe fn open_base(l: *mut lua_State, globals: c_int, allow: &Allow) {
     }
 }
 
-/// `string`: a stub for `dump` unless allowed, and a `rep` that refuses a
+/// `string`: `dump` removed unless allowed, and a `rep` that refuses a
 /// result over the string limit before allocating it.
 ///
 /// # Safety
@@ -264,12 +328,9 @@ unsafe fn open_string(l: *mut lua_State, globals: c_int, allow: &Allow) {
     // SAFETY: As in `open_io`. The original `string.rep` becomes upvalue 1 of
     // `rep_entry`, as it expects, and the `string` table is popped at the end.
     unsafe {
+        remove_names(l, globals, "string", allow);
         lua::get_field(l, globals, "string");
         let string = ffi::lua_gettop(l);
-        if !allow.has("string.dump") {
-            push_stub(l, "string.dump");
-            lua::set_field(l, string, "dump");
-        }
         lua::get_field(l, string, "rep");
         ffi::lua_pushcclosure(l, rep_entry, 1);
         lua::set_field(l, string, "rep");
@@ -277,40 +338,104 @@ unsafe fn open_string(l: *mut lua_State, globals: c_int, allow: &Allow) {
     }
 }
 
-/// `package`: unless allowed, no `loadlib`, `searchpath`, paths or
-/// filesystem searchers. (The host's modules go into `package.preload` in
-/// [`personalise`].)
+/// `package`: `require` searches the host's modules (`package.preload`,
+/// filled in [`personalise`]), then Lua files on [`PACKAGE_PATH`] in the
+/// session's files. Unless `package` is allowed, `loadlib` is removed and
+/// no searcher looks for C libraries (`package.cpath` is empty).
 ///
 /// # Safety
 /// As for [`open_io`].
 unsafe fn open_package(l: *mut lua_State, globals: c_int, allow: &Allow) {
-    if allow.has("package") {
-        return;
-    }
-    // SAFETY: As in `open_io`. The searchers past the first are cleared from
-    // the end with raw sets on the table at `searchers`; `package` is popped
+    // SAFETY: As in `open_io`. The paths are pushed and stored with raw sets
+    // on the table at `package`; the searchers past the second are cleared
+    // from the end with raw sets on the table at `searchers`; both are popped
     // at the end.
     unsafe {
         lua::get_field(l, globals, "package");
         let package = ffi::lua_gettop(l);
-        for f in ["loadlib", "searchpath"] {
-            push_stub(l, format!("package.{f}"));
-            lua::set_field(l, package, f);
+        // `luaopen_package` found no `LUA_PATH` (see `environ`) and set the
+        // paths of an installed interpreter; the session's are its files.
+        lua::push_bytes(l, PACKAGE_PATH.as_bytes());
+        lua::set_field(l, package, "path");
+        if allow.has("package") {
+            ffi::lua_pop(l, 1);
+            return;
         }
-        for field in ["path", "cpath"] {
-            ffi::lua_pushnil(l);
-            lua::set_field(l, package, field);
-        }
-        // Keep only the preload searcher: `require` finds host modules
-        // and never looks at a filesystem.
+        lua::push_bytes(l, b"");
+        lua::set_field(l, package, "cpath");
+        ffi::lua_pop(l, 1);
+        remove_names(l, globals, "package", allow);
+        lua::get_field(l, globals, "package");
+        let package = ffi::lua_gettop(l);
         lua::get_field(l, package, "searchers");
         let searchers = ffi::lua_gettop(l);
         let n = ffi::lua_rawlen(l, searchers) as i64;
-        for i in (2..=n).rev() {
+        for i in (3..=n).rev() {
             ffi::lua_pushnil(l);
             ffi::lua_rawseti(l, searchers, i);
         }
         ffi::lua_pop(l, 2);
+    }
+}
+
+/// `require("json")`: a host module or a Lua file named `json` comes first;
+/// moonbox's own `json` (the global every script has) is found last, by a
+/// searcher at the end of `package.searchers`. `jsonlib` put it in
+/// `package.loaded`, where it would hide the others, so it is taken out.
+///
+/// # Safety
+/// As for [`open_io`], with `loaded` the absolute index of `package.loaded`.
+unsafe fn open_json_searcher(l: *mut lua_State, globals: c_int, loaded: c_int) {
+    // SAFETY: As in `open_io`. `_G.json` is the table `jsonlib::install` just
+    // set; it becomes upvalue 1 of the searcher, as `json_searcher` expects.
+    // `package.searchers` is a sequence (see `open_package`), appended to with
+    // a raw set; the two tables pushed are popped at the end.
+    unsafe {
+        ffi::lua_pushnil(l);
+        lua::set_field(l, loaded, "json");
+        lua::get_field(l, globals, "package");
+        lua::get_field(l, ffi::lua_gettop(l), "searchers");
+        let searchers = ffi::lua_gettop(l);
+        lua::get_field(l, globals, "json");
+        ffi::lua_pushcclosure(l, json_searcher, 1);
+        let n = ffi::lua_rawlen(l, searchers) as i64;
+        ffi::lua_rawseti(l, searchers, n + 1);
+        ffi::lua_pop(l, 2);
+    }
+}
+
+/// The searcher [`open_json_searcher`] appends: for `json`, a loader that
+/// returns moonbox's library; for any other name, nothing.
+///
+/// # Safety
+/// Called by Lua only, as `require` calls a searcher (upvalue 1: the
+/// library).
+unsafe extern "C-unwind" fn json_searcher(l: *mut lua_State) -> c_int {
+    // SAFETY: `require` calls a searcher with the name as argument 1, a
+    // string; `string_bytes` reads it without converting. The loader is a
+    // closure over upvalue 1 (a push and a closure, which may raise a memory
+    // error with nothing owned here).
+    unsafe {
+        if lua::string_bytes(l, 1) != Some(b"json") {
+            // Nothing to add to `require`'s "module not found" message.
+            return 0;
+        }
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        ffi::lua_pushcclosure(l, json_loader, 1);
+        lua::push_bytes(l, b":built-in:");
+        2
+    }
+}
+
+/// The loader [`json_searcher`] returns: moonbox's `json` library.
+///
+/// # Safety
+/// Called by Lua only, as `require` calls a loader (upvalue 1: the library).
+unsafe extern "C-unwind" fn json_loader(l: *mut lua_State) -> c_int {
+    // SAFETY: Pushing an upvalue takes a free slot without allocating.
+    unsafe {
+        ffi::lua_pushvalue(l, ffi::lua_upvalueindex(1));
+        1
     }
 }
 
@@ -412,54 +537,6 @@ fn entropy() -> [i64; 2] {
     let (a, b) = bytes.split_at(8);
     let word = |half: &[u8]| i64::from_le_bytes(half.try_into().unwrap_or([0; 8]));
     [word(a), word(b)]
-}
-
-/// Replaces `lib` with a table of stubs (and allowed originals), in both
-/// `_G` and `package.loaded`.
-///
-/// # Safety
-/// `l` is a live Vm-owned state in protected mode; `globals` and `loaded` are
-/// the absolute indices of `_G` and `package.loaded`, and `_G[lib]` is a table.
-unsafe fn replace_library(
-    l: *mut lua_State,
-    globals: c_int,
-    loaded: c_int,
-    lib: &str,
-    funcs: &[&str],
-    allow: &Allow,
-    keep: &[&str],
-) {
-    // SAFETY: `original` and `table` are absolute indices of the tables this
-    // function pushed. Each name is read from `original` with a raw get, or
-    // replaced by a stub whose name moves into the Vm as it is pushed, and
-    // stored with a raw set; the new table then goes into `_G` and
-    // `package.loaded`, and `original` is popped. Pushes may raise a memory
-    // error inside the caller's protected call, with nothing owned on this
-    // frame: the `format!` that `allow.has` reads is dropped with the
-    // condition.
-    unsafe {
-        lua::get_field(l, globals, lib);
-        let original = ffi::lua_gettop(l);
-        ffi::lua_createtable(l, 0, c_int::try_from(funcs.len() + keep.len()).unwrap_or(0));
-        let table = ffi::lua_gettop(l);
-        for f in funcs {
-            let whole = allow.has(lib) && !(lib == "debug" && *f == "sethook");
-            if whole || allow.has(&format!("{lib}.{f}")) {
-                lua::get_field(l, original, f);
-            } else {
-                push_stub(l, format!("{lib}.{f}"));
-            }
-            lua::set_field(l, table, f);
-        }
-        for f in keep {
-            lua::get_field(l, original, f);
-            lua::set_field(l, table, f);
-        }
-        ffi::lua_pushvalue(l, table);
-        lua::set_field(l, globals, lib);
-        lua::set_field(l, loaded, lib);
-        ffi::lua_pop(l, 1);
-    }
 }
 
 /// `os.setlocale`: queries and the C locale go to the original; any other
@@ -578,64 +655,157 @@ unsafe extern "C-unwind" fn guarded_handler(l: *mut lua_State) -> c_int {
     }
 }
 
-/// Pushes a function that raises `NAME is sandboxed`. The name moves into
-/// the Vm while it is pushed, since the push may raise a memory error.
+/// The message for a script that called a name the sandbox removed: when
+/// `message` is Lua's own `attempt to call a nil value (field 'NAME')`
+/// (or `method`, `local`, `upvalue`), raised by the Lua function at `level`
+/// (the position in front of the message is that function's, so the error
+/// comes from the call itself, not from `error`), and `NAME` is the last
+/// part of a name in `removed`, the message that names it as sandboxed and
+/// says how to allow it; else `None`. A script that catches the error sees
+/// Lua's own message, as under `lua5.4` for a name that is absent.
 ///
 /// # Safety
-/// `l` is a live Vm-owned state with a free slot. May raise a memory error.
-unsafe fn push_stub(l: *mut lua_State, name: impl Into<Vec<u8>>) {
-    // SAFETY: `l` is a live thread of a Vm-owned state with a free slot
-    // (caller), so `Vm::from_state` is valid, and `push_owned` keeps the name
-    // in the Vm while it is pushed. `lua_pushcclosure` makes it upvalue 1 of
-    // `stub_entry`, which expects a string there. A memory error leaves nothing
-    // owned on this frame.
+/// `l` is a live state. Neither allocates on the Lua heap nor raises.
+pub unsafe fn explain(
+    l: *mut lua_State,
+    level: c_int,
+    message: &str,
+    removed: &[String],
+) -> Option<String> {
+    // SAFETY: `position` only reads call frames of the live state.
+    let position = unsafe { lua::position(l, level) };
+    let rest = message.strip_prefix(position.as_str())?;
+    if position.is_empty() {
+        return None;
+    }
+    let what = rest.strip_prefix("attempt to call a nil value (")?;
+    let (_, quoted) = ["field ", "method ", "local ", "upvalue "]
+        .iter()
+        .find_map(|kind| what.strip_prefix(kind).map(|q| (kind, q)))?;
+    let name = quoted.strip_prefix('\'')?.strip_suffix("')")?;
+    let full = removed
+        .iter()
+        .find(|r| r.rsplit_once('.').is_some_and(|(_, f)| f == name))?;
+    Some(format!(
+        "{position}{full} is sandboxed: it is absent (nil) in this session; do without it, or have the host allow \"{full}\""
+    ))
+}
+
+/// `loadfile`; see [`loadfile_body`].
+///
+/// # Safety
+/// Called by Lua only, as the closure `open_base` makes (upvalues: the
+/// original `loadfile`, the original `load`, and whether binary chunks are
+/// allowed).
+unsafe extern "C-unwind" fn loadfile_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls this closure on a live thread of a Vm-owned state
+    // inside a protected call; `loadfile_body` owns nothing that a raise
+    // would skip.
+    unsafe { loadfile_body(l) }
+}
+
+/// `loadfile([filename [, mode [, env]]])` as the reference's, on the
+/// session's files (see `files`), except that with no file name it reads
+/// the standard input, which is empty (a chunk named `=stdin` that does
+/// nothing), and that binary chunks are refused through the mode unless
+/// `binary-chunks` is allowed.
+///
+/// # Safety
+/// As for [`loadfile_entry`], from it.
+unsafe fn loadfile_body(l: *mut lua_State) -> c_int {
+    // SAFETY: `luaL_optlstring` checks the mode as the original does (it may
+    // raise, with nothing owned); `to_bytes` then reads it while it is on the
+    // stack, and the new mode moves into the Vm through `push_owned` before
+    // its push may raise. `lua_settop` only adds nils below an absent `env`,
+    // which stays absent. With no name, the original `load` (upvalue 2) is
+    // called with the empty chunk and the caller's mode and `env`, as many
+    // arguments as the caller passed; otherwise `call_original` calls the
+    // original `loadfile` (upvalue 1) with the arguments. Both calls may
+    // raise, with nothing owned here.
     unsafe {
-        Vm::from_state(l).push_owned(l, name);
-        ffi::lua_pushcclosure(l, stub_entry, 1);
+        let binary = ffi::lua_toboolean(l, ffi::lua_upvalueindex(3)) != 0;
+        ffi::luaL_optlstring(l, 2, c"bt".as_ptr(), std::ptr::null_mut());
+        let n = ffi::lua_gettop(l);
+        if !binary {
+            let mode = lua::to_bytes(l, 2).unwrap_or(b"bt");
+            let text: Vec<u8> = mode.iter().copied().filter(|&c| c != b'b').collect();
+            if n < 2 {
+                ffi::lua_settop(l, 2);
+            }
+            Vm::from_state(l).push_owned(l, text);
+            ffi::lua_replace(l, 2);
+        }
+        if ffi::lua_isnoneornil(l, 1) != 0 {
+            let args = ffi::lua_gettop(l).max(2);
+            ffi::lua_settop(l, args);
+            ffi::lua_pushvalue(l, ffi::lua_upvalueindex(2));
+            ffi::lua_replace(l, 1);
+            lua::push_bytes(l, b"");
+            lua::push_bytes(l, b"=stdin");
+            // Now: load, mode, [env], "", "=stdin": move the chunk and its
+            // name in front of the mode.
+            ffi::lua_rotate(l, 2, 2);
+            ffi::lua_call(l, args + 1, ffi::LUA_MULTRET);
+            return ffi::lua_gettop(l);
+        }
+        lua::call_original(l, ffi::LUA_MULTRET)
     }
 }
 
-/// Whether the value at `idx` is one of the sandbox's stubs (a name the
-/// session has sandboxed).
+/// `dofile`; see [`dofile_body`].
 ///
 /// # Safety
-/// `l` is a live state and `idx` an acceptable index. Never raises.
-pub unsafe fn is_stub(l: *mut lua_State, idx: c_int) -> bool {
-    // SAFETY: `lua_tocfunction` only reads the value at the caller's index.
-    let f = unsafe { ffi::lua_tocfunction(l, idx) };
-    f.is_some_and(|f| std::ptr::fn_addr_eq(f, stub_entry as ffi::lua_CFunction))
+/// Called by Lua only, as the closure `open_base` makes (upvalue 1: whether
+/// binary chunks are allowed).
+unsafe extern "C-unwind" fn dofile_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: Lua calls this closure on a live thread of a Vm-owned state
+    // inside a protected call; `dofile_body` owns nothing that a raise would
+    // skip.
+    unsafe { dofile_body(l) }
 }
 
-/// A sandboxed name's stand-in; see [`stub_body`].
+/// `dofile([filename])` as the reference's, on the session's files, with
+/// the same two differences as [`loadfile_body`]: no name runs the empty
+/// standard input, and binary chunks are refused unless allowed.
 ///
 /// # Safety
-/// Called by Lua only, as the closure `push_stub` makes (upvalue 1: the name).
-unsafe extern "C-unwind" fn stub_entry(l: *mut lua_State) -> c_int {
-    // SAFETY: Lua calls a stub on a live thread of a Vm-owned state inside a
-    // protected call; `stub_body` pushes the tagged message and returns with
-    // nothing owned on its frame, so `lua_error` unwinds only frames without
-    // destructors.
+/// As for [`dofile_entry`], from it.
+unsafe fn dofile_body(l: *mut lua_State) -> c_int {
+    // SAFETY: `luaL_optlstring` checks the name as the original does (it may
+    // raise, with nothing owned) and returns null or a pointer into the string
+    // at index 1, which stays on the stack while `luaL_loadfilex` reads it.
+    // Loading pushes the chunk or the error message; the error is raised with
+    // nothing owned. `lua_callk` runs the chunk with `dofile_continue` as the
+    // continuation, so the chunk may yield, as in the reference.
     unsafe {
-        let Raise = stub_body(l);
-        ffi::lua_error(l)
+        let binary = ffi::lua_toboolean(l, ffi::lua_upvalueindex(1)) != 0;
+        let name = ffi::luaL_optlstring(l, 1, std::ptr::null(), std::ptr::null_mut());
+        ffi::lua_settop(l, 1);
+        let mode = if binary { c"bt" } else { c"t" };
+        let status = if name.is_null() {
+            ffi::luaL_loadbufferx(l, c"".as_ptr(), 0, c"=stdin".as_ptr(), mode.as_ptr())
+        } else {
+            ffi::luaL_loadfilex(l, name, mode.as_ptr())
+        };
+        if status != ffi::LUA_OK {
+            ffi::lua_error(l);
+        }
+        ffi::lua_callk(l, 0, ffi::LUA_MULTRET, 0, Some(dofile_continue));
+        dofile_continue(l, ffi::LUA_OK, 0)
     }
 }
 
-/// Pushes `NAME is sandboxed`, tagged [`ErrorKind::Sandboxed`].
+/// `dofile`'s results: everything above the file name.
 ///
 /// # Safety
-/// As for [`stub_entry`], from it.
-unsafe fn stub_body(l: *mut lua_State) -> Raise {
-    // SAFETY: Upvalue 1 is the name `push_stub` stored, a string, so `to_bytes`
-    // reads it without converting, and the closure keeps it alive while `name`
-    // is used. The message is built before anything is pushed and moves into
-    // the Vm through `raise_tagged`, which pushes it into the stub's free
-    // slots.
-    unsafe {
-        let name = lua::to_bytes(l, ffi::lua_upvalueindex(1)).unwrap_or_default();
-        let msg = format!("{} is sandboxed", String::from_utf8_lossy(name));
-        raise_tagged(l, ErrorKind::Sandboxed, msg)
-    }
+/// Called by `dofile_body` or by Lua as its continuation.
+unsafe extern "C-unwind" fn dofile_continue(
+    l: *mut lua_State,
+    _status: c_int,
+    _ctx: ffi::lua_KContext,
+) -> c_int {
+    // SAFETY: Only reads the stack size of the live thread.
+    unsafe { ffi::lua_gettop(l) - 1 }
 }
 
 /// `string.rep`; see [`rep_body`].

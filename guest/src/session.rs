@@ -168,6 +168,9 @@ impl Session {
         // The budget function is installed once setup is done; each eval sets
         // the count to 0 first.
         unsafe { limits::arm(state) };
+        vm.extension::<sandbox::Removed>()
+            .0
+            .replace(allow.removed());
         let modules = config.modules.iter().map(|m| m.name.clone()).collect();
         Ok(Session { vm, modules })
     }
@@ -394,6 +397,7 @@ impl Session {
         let mut job = Lookup {
             analysis,
             capabilities: vm.capabilities(),
+            removed: vm.extension::<sandbox::Removed>().0.borrow().clone(),
             verdicts: Vec::with_capacity(analysis.references.len()),
         };
         // SAFETY: `job` lives on this frame, which the protected call always
@@ -758,7 +762,10 @@ unsafe extern "C-unwind" fn message_handler(l: *mut lua_State) -> c_int {
     // raised, inside the eval's protected call, with the error value as
     // argument 1 and free slots. `lua_tolstring` may convert a number in place,
     // and `luaL_callmeta` may run a `__tostring` metamethod; both may raise,
-    // with nothing owned on this frame. `luaL_traceback` pushes one string,
+    // with nothing owned on this frame. A call of a removed name is explained
+    // (`sandbox::explain` only reads frames); the borrow of the removed names
+    // ends before anything runs Lua, and the new message moves into the Vm
+    // (`push_owned`) before its push may raise. `luaL_traceback` pushes one string,
     // which `to_bytes` reads without converting, and its copy moves into the Vm
     // before `lua_settop`, which cannot raise.
     unsafe {
@@ -772,8 +779,20 @@ unsafe extern "C-unwind" fn message_handler(l: *mut lua_State) -> c_int {
             ffi::lua_replace(l, 1);
         }
         ffi::lua_settop(l, 1);
-        ffi::luaL_traceback(l, l, std::ptr::null(), 1);
         let vm = Vm::from_state(l);
+        if !vm.has_tripped()
+            && let Some(message) = lua::string_bytes(l, 1)
+        {
+            let removed = vm.extension::<sandbox::Removed>().0.borrow();
+            let explained = sandbox::explain(l, 1, &String::from_utf8_lossy(message), &removed);
+            drop(removed);
+            if let Some(explained) = explained {
+                vm.tag(explained.as_bytes(), ErrorKind::Sandboxed);
+                vm.push_owned(l, explained);
+                ffi::lua_replace(l, 1);
+            }
+        }
+        ffi::luaL_traceback(l, l, std::ptr::null(), 1);
         let tb = lua::to_bytes(l, -1).map(|t| String::from_utf8_lossy(t).into_owned());
         // Moved into the Vm before anything else can raise.
         vm.extension::<Traceback>().0.replace(tb);
@@ -854,6 +873,9 @@ unsafe extern "C-unwind" fn dump_writer(
 struct Lookup<'a> {
     analysis: &'a crate::check::Analysis,
     capabilities: &'a [Capability],
+    /// The names the sandbox removed (`sandbox::Removed`), copied out of the
+    /// Vm so that no borrow of it is held while Lua runs.
+    removed: Vec<String>,
     /// One per reference, in order; allocated with room for all of them.
     verdicts: Vec<crate::check::Verdict>,
 }
@@ -883,9 +905,14 @@ unsafe extern "C-unwind" fn lookup_entry(l: *mut lua_State) -> c_int {
         ffi::lua_getfield(l, ffi::LUA_REGISTRYINDEX, ffi::LUA_PRELOAD_TABLE);
         for reference in &job.analysis.references {
             let verdict = match reference {
-                crate::check::Reference::Global { path, .. } => {
-                    lookup_global(l, path, job.analysis, job.capabilities, globals_have_meta)
-                }
+                crate::check::Reference::Global { path, .. } => lookup_global(
+                    l,
+                    path,
+                    job.analysis,
+                    job.capabilities,
+                    &job.removed,
+                    globals_have_meta,
+                ),
                 crate::check::Reference::Require { name, .. } => lookup_module(l, name),
             };
             job.verdicts.push(verdict);
@@ -905,6 +932,7 @@ unsafe fn lookup_global(
     path: &[String],
     analysis: &crate::check::Analysis,
     capabilities: &[Capability],
+    removed: &[String],
     globals_have_meta: bool,
 ) -> crate::check::Verdict {
     use crate::check::{BUILT_IN_GLOBALS, Verdict, is_namespace};
@@ -929,15 +957,15 @@ unsafe fn lookup_global(
                 Verdict::UndefinedGlobal
             };
         }
-        if sandbox::is_stub(l, -1) {
-            return Verdict::Sandboxed(1);
-        }
         for (i, key) in path.iter().enumerate().skip(1) {
             if ffi::lua_type(l, -1) != ffi::LUA_TTABLE {
                 return Verdict::Fine;
             }
             let table = ffi::lua_gettop(l);
             if lua::get_field(l, table, key) == ffi::LUA_TNIL {
+                if i == 1 && removed.iter().any(|r| *r == format!("{first}.{key}")) {
+                    return Verdict::Sandboxed(2);
+                }
                 let plain = ffi::lua_getmetatable(l, table) == 0;
                 return if plain && !analysis.env_replaced && is_namespace(capabilities, &path[..i])
                 {
@@ -945,9 +973,6 @@ unsafe fn lookup_global(
                 } else {
                     Verdict::Fine
                 };
-            }
-            if sandbox::is_stub(l, -1) {
-                return Verdict::Sandboxed(i + 1);
             }
         }
         Verdict::Fine

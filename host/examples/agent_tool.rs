@@ -104,7 +104,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         .err()
         .ok_or("os.execute should be refused")?;
     assert_eq!(err.kind, ErrorKind::Sandboxed);
-    assert_eq!(err.message, "tool.lua:1: os.execute is sandboxed");
+    assert!(
+        err.message
+            .starts_with("tool.lua:1: os.execute is sandboxed")
+    );
 
     assert_eq!(results[4].1["values"], json!(["ada"]));
     let everything = serde_json::to_string(&results.iter().map(|(_, r)| r).collect::<Vec<_>>())?;

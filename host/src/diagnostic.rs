@@ -13,7 +13,8 @@ use crate::bindings::types;
 #[non_exhaustive]
 pub enum Finding {
     /// A sandboxed name the configuration does not allow back, such as
-    /// `os.execute` or `io.open`: calling it raises a `sandboxed` error.
+    /// `os.execute` or `io.popen`: it is nil, and calling it raises a
+    /// `sandboxed` error.
     Sandboxed,
     /// `require` of a name that is neither a standard library, `json`, nor
     /// one of the sandbox's modules.

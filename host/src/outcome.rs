@@ -27,7 +27,7 @@ pub struct EvalOutput {
     pub values: Vec<serde_json::Value>,
     /// Everything the script wrote (`print`, `io.write`), byte for byte.
     pub output: Output,
-    /// The status of an allowed `os.exit` that ended the script, if any.
+    /// The status of an `os.exit` that ended the script, if any.
     pub exit_code: Option<i32>,
     /// What the eval cost.
     pub stats: Stats,

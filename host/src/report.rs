@@ -57,7 +57,7 @@ pub struct Report {
     /// The exact output bytes, in standard base64, when they are not UTF-8.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output_base64: Option<String>,
-    /// The status of an allowed `os.exit`, if the script called it.
+    /// The status of `os.exit`, if the script called it.
     pub exit_code: Option<i32>,
     /// Why the eval failed.
     pub error: Option<ReportError>,

@@ -92,7 +92,7 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
         self
     }
 
-    /// Allows a sandboxed name back, such as `os.getenv`, `io.write`,
+    /// Allows a sandboxed name back, such as `os.execute`, `io.popen`,
     /// `debug` or `binary-chunks` (see docs/wit.md for the list). Allowing a
     /// name does not grant the host resource behind it: the guest still has
     /// no files, environment or network. Default: nothing allowed.
@@ -641,9 +641,9 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
     /// assert_eq!(err.kind, moonbox::ErrorKind::Syntax);
     /// assert_eq!(err.message, "tool.lua:1: unexpected symbol near <eof>");
     ///
-    /// let found = sandbox.check("local f = io.open('x')", "tool.lua").await?;
+    /// let found = sandbox.check("local f = io.popen('ls')", "tool.lua").await?;
     /// assert_eq!(found[0].kind, moonbox::Finding::Sandboxed);
-    /// assert_eq!((found[0].name.as_str(), found[0].line), ("io.open", 1));
+    /// assert_eq!((found[0].name.as_str(), found[0].line), ("io.popen", 1));
     /// # Ok(()) }
     /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
     /// ```

@@ -121,19 +121,18 @@ pub fn inputs(inputs: Option<Value>) -> Result<serde_json::Map<String, Value>, S
 pub fn description<T: Send + Sync + 'static>(sandbox: &Sandbox<T>) -> String {
     let limits = sandbox.limits();
     let allowed = sandbox.allowed();
-    let io = if allowed.iter().any(|a| a == "io") {
-        "io (the whole library, though there are no files to open)"
-    } else {
-        "io.write, io.stdout:write and print (they write to the same output)"
-    };
-    let mut d = format!(
+    let mut d = String::from(
         "Run a Lua 5.4 chunk in a sandbox and get back what it wrote and the JSON form of the values it \
          returns. The full language and standard library are available (strings, patterns, tables, math, \
-         utf8, coroutines, goto, integers and floats), including {io}. Names removed by the sandbox \
-         (such as io.open, os.execute, os.getenv, dofile, loadfile, string.dump, binary chunks and most of \
-         debug) raise '<name> is sandboxed' unless listed under 'Also allowed' below. There is no \
-         filesystem or network. Use print for progress notes and `return` for results; tables with string \
-         keys become JSON objects and sequences become arrays (an empty table is []).\n",
+         utf8, coroutines, goto, integers and floats, io, os.time/date/clock, os.exit, debug.traceback \
+         and debug.getinfo). print, io.write and io.stderr write to the same output; io.stdin is empty. \
+         Files: io.open, io.lines, loadfile, dofile, require, os.remove, os.rename and os.tmpname work on \
+         the session's own files, kept in memory for the session and counted against its memory limit; \
+         no host file is reachable. Names removed by the sandbox (io.popen, os.execute, string.dump, \
+         binary chunks, debug.sethook and debug's other write access) are nil, and calling one raises \
+         '<name> is sandboxed' unless listed under 'Also allowed' below. There is no network. Use print \
+         for progress notes and `return` for results; tables with string keys become JSON objects and \
+         sequences become arrays (an empty table is []).\n",
     );
     let _ = writeln!(
         d,

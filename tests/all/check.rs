@@ -35,14 +35,13 @@ fn records() -> Sandbox {
 async fn sandboxed_names_are_reported_with_their_line_and_a_message() {
     let sb = sandbox();
     let code =
-        "local x = 1\nos.execute('ls')\nlocal f = io.open('x')\ndofile('y')\nreturn string.dump";
+        "local x = 1\nos.execute('ls')\nlocal f = io.popen('x')\ndofile('y')\nreturn string.dump";
     let found = check(&sb, code).await;
     assert_eq!(
         summary(&found),
         vec![
             (Finding::Sandboxed, "os.execute", 2),
-            (Finding::Sandboxed, "io.open", 3),
-            (Finding::Sandboxed, "dofile", 4),
+            (Finding::Sandboxed, "io.popen", 3),
             (Finding::Sandboxed, "string.dump", 5),
         ]
     );
@@ -58,6 +57,8 @@ async fn sandboxed_names_are_reported_with_their_line_and_a_message() {
 async fn names_every_script_has_give_no_finding() {
     let sb = sandbox();
     let code = "print(os.time(), os.clock(), io.write('x'), string.rep('a', 2), math.max(1, 2))\n\
+                io.open('f') io.lines('f') os.remove('f') os.exit(0) os.getenv('HOME') dofile('x.lua')\n\
+                debug.getinfo(1) debug.getmetatable('') package.searchpath('x', package.path)\n\
                 local t = table.concat({}) return pcall(error), tostring(1), require('string'), debug.traceback()";
     assert_eq!(check(&sb, code).await, vec![]);
 }
@@ -66,13 +67,13 @@ async fn names_every_script_has_give_no_finding() {
 async fn allowed_names_give_no_finding() {
     let sb = Sandbox::builder().allow("os").build().unwrap();
     assert_eq!(
-        summary(&check(&sb, "os.execute('x') os.getenv('HOME') io.open('f')").await),
-        vec![(Finding::Sandboxed, "io.open", 1)]
-    );
-    let sb = Sandbox::builder().allow("io.open").build().unwrap();
-    assert_eq!(
-        summary(&check(&sb, "io.open('f') io.popen('ls')").await),
+        summary(&check(&sb, "os.execute('x') os.getenv('HOME') io.popen('f')").await),
         vec![(Finding::Sandboxed, "io.popen", 1)]
+    );
+    let sb = Sandbox::builder().allow("io.popen").build().unwrap();
+    assert_eq!(
+        summary(&check(&sb, "io.popen('ls') os.execute('ls')").await),
+        vec![(Finding::Sandboxed, "os.execute", 1)]
     );
 }
 
@@ -205,14 +206,14 @@ async fn nested_functions_report_their_own_lines_in_source_order() {
                   local function inner()\n\
                     return io.popen('x')\n\
                   end\n\
-                  return os.remove, inner\n\
+                  return debug.sethook, inner\n\
                 end\n\
                 return missing, outer";
     assert_eq!(
         summary(&check(&sb, code).await),
         vec![
             (Finding::Sandboxed, "io.popen", 3),
-            (Finding::Sandboxed, "os.remove", 5),
+            (Finding::Sandboxed, "debug.sethook", 5),
             (Finding::UndefinedGlobal, "missing", 7),
         ]
     );
@@ -227,10 +228,10 @@ async fn lines_past_long_runs_of_code_are_exact() {
     for i in 0..300 {
         code.push_str(&format!("t[{i}] = {i} * 2\n"));
     }
-    code.push_str("os.exit(1)\nend\nreturn f");
+    code.push_str("os.execute(1)\nend\nreturn f");
     assert_eq!(
         summary(&check(&sb, &code).await),
-        vec![(Finding::Sandboxed, "os.exit", 303)]
+        vec![(Finding::Sandboxed, "os.execute", 303)]
     );
 }
 

@@ -188,7 +188,7 @@ async fn require_loads_host_modules_with_caching() {
     let e = fails(&sb, "require('nothere')", ErrorKind::Runtime).await;
     assert_eq!(
         e.message,
-        "main.lua:1: module 'nothere' not found:\n\tno field package.preload['nothere']"
+        "main.lua:1: module 'nothere' not found:\n\tno field package.preload['nothere']\n\tno file './nothere.lua'\n\tno file './nothere/init.lua'"
     );
     let e = fails(&sb, "require('broken_at_runtime')", ErrorKind::Runtime).await;
     assert_eq!(e.message, "broken_at_runtime:1: module failed");

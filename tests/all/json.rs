@@ -524,23 +524,40 @@ async fn uncaught_errors_are_runtime_errors_at_the_callers_line() {
 }
 
 #[tokio::test]
-async fn json_is_required_and_reserved() {
+async fn require_json_finds_a_module_of_that_name_first_and_moonbox_json_last() {
+    // Without a module of that name, require finds moonbox's own, which is
+    // also the global every script has.
     let sb = sandbox();
     assert_eq!(
         values(
             &sb,
-            "return require('json') == json, package.loaded.json == json"
+            "return require('json') == json, package.loaded.json == json, type(json.encode)"
         )
         .await,
-        [json!(true), json!(true)]
+        [json!(true), json!(true), json!("function")]
     );
-    let e = Sandbox::builder()
-        .module("json", "return {}")
+    // A host module named json is what require returns; the global stays
+    // moonbox's until the script assigns it.
+    let own = Sandbox::builder()
+        .module("json", "return { encode = function() return 'mine' end }")
         .build()
-        .expect_err("a module may not take the name json");
+        .expect("a module may take the name json");
+    assert_eq!(
+        values(
+            &own,
+            "local j = require('json') return j.encode({}), json.encode({}), require('json') == j"
+        )
+        .await,
+        [json!("mine"), json!("[]"), json!(true)]
+    );
+    // A standard library's name is still refused.
+    let e = Sandbox::builder()
+        .module("string", "return {}")
+        .build()
+        .expect_err("a module may not take the name string");
     assert!(
         e.to_string()
-            .contains("module 'json' has the name of a standard library"),
+            .contains("module 'string' has the name of a standard library"),
         "{e}"
     );
 }

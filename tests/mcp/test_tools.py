@@ -99,14 +99,14 @@ async def test_syntax_error_is_a_tool_error(server: Server) -> None:
 async def test_check_lua_reports_findings_without_running(server: Server) -> None:
     """check_lua returns the sandbox's findings as structured content and text; a syntax error is a tool error."""
     async with server.connect() as conn:
-        code = "while true do end\nlocal f = io.open('x')\nreturn require('socket')"
+        code = "while true do end\nlocal f = io.popen('x')\nreturn require('socket')"
         result = await conn.session.call_tool("check_lua", {"code": code})
         assert not result.isError, text_of(result)
         content = result.structuredContent
         assert isinstance(content, dict) and content["ok"] is True
         found = [(d["kind"], d["name"], d["line"]) for d in content["diagnostics"]]
-        assert found == [("sandboxed", "io.open", 2), ("unknown_module", 'require("socket")', 3)]
-        assert text_of(result).startswith("main.lua:2: warning[sandboxed]: io.open is sandboxed")
+        assert found == [("sandboxed", "io.popen", 2), ("unknown_module", 'require("socket")', 3)]
+        assert text_of(result).startswith("main.lua:2: warning[sandboxed]: io.popen is sandboxed")
 
         bad = await conn.session.call_tool("check_lua", {"code": "return ("})
         assert bad.isError is True

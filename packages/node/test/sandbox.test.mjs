@@ -123,7 +123,7 @@ describe('evals', () => {
     for (const [code, kind] of [
       ['return (', 'syntax'],
       ['return nope.x', 'runtime'],
-      ['return io.open("x")', 'sandboxed'],
+      ['return io.popen("x")', 'sandboxed'],
       ['return function() end', 'invalid_value'],
     ]) {
       const r = await sandbox.eval(code);

@@ -1,3 +1,3 @@
--- expect: sandboxed
--- Running a file.
+-- expect: runtime
+-- Running a host file: no host path is reachable.
 return dofile('/etc/passwd')
