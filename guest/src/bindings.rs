@@ -12,7 +12,7 @@ wit_bindgen::generate!({
     inline: "
         package moonbox:build;
         world snapshot {
-            include moonbox:sandbox/guest@0.4.0;
+            include moonbox:sandbox/guest@0.5.0;
             export wizer-initialize: func();
         }
     ",

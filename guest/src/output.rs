@@ -10,12 +10,13 @@
 //! `io.stderr` writes to the same stream, as a terminal shows both: one
 //! ordered stream is what a model reads back, with one bound, and a
 //! message written to `io.stderr` before an error stays beside the output it
-//! explains. `io.stdin` is an empty stream: reading it gives end of file.
+//! explains. `io.stdin` reads the eval's standard input, which the host
+//! gives with the request (empty unless it does).
 //!
 //! `log(level, message, fields)` sends a structured event through the
 //! `output.log` import instead, charged against the same `max-output-bytes`.
 
-use std::cell::{Cell, OnceCell};
+use std::cell::{Cell, OnceCell, RefCell};
 use std::ffi::{c_char, c_int, c_void};
 
 use crate::bindings::{LogLevel, Value as WitValue, output};
@@ -36,8 +37,11 @@ struct Output {
     /// Opened by [`install`] once the Vm is in place; closed when the Vm
     /// frees its extensions, after the state.
     stdout: OnceCell<CStream>,
-    /// Opened with `stdout`; always at its end.
+    /// Opened with `stdout`; reads `stdin_bytes`.
     stdin: OnceCell<CStream>,
+    /// What this eval's `io.stdin` reads, and how far it has read.
+    stdin_bytes: RefCell<Vec<u8>>,
+    stdin_read: Cell<usize>,
 }
 
 impl Extension for Output {
@@ -49,7 +53,16 @@ impl Extension for Output {
                 stream.reset();
             }
         }
+        self.stdin_bytes.replace(Vec::new());
+        self.stdin_read.set(0);
     }
+}
+
+/// Gives this eval's `io.stdin` the bytes it reads, from the start.
+pub fn set_stdin(vm: &Vm, bytes: Vec<u8>) {
+    let out = vm.extension::<Output>();
+    out.stdin_bytes.replace(bytes);
+    out.stdin_read.set(0);
 }
 
 /// Bytes the script has written to the output stream this eval.
@@ -310,13 +323,28 @@ struct Stream {
 type CookieWrite = unsafe extern "C" fn(*mut c_void, *const c_char, usize) -> isize;
 type CookieRead = unsafe extern "C" fn(*mut c_void, *mut c_char, usize) -> isize;
 
-/// The read function of `io.stdin`'s stream: always at its end.
-unsafe extern "C" fn cookie_read_nothing(
-    _cookie: *mut c_void,
-    _buf: *mut c_char,
-    _len: usize,
-) -> isize {
-    0
+/// The read function of `io.stdin`'s stream: the cookie is the Vm, whose
+/// [`Output`] holds the eval's standard input.
+///
+/// # Safety
+/// Called by the C library only, for the stream [`CStream::open_stdin`]
+/// made: `cookie` is the Vm, and `buf` has room for `len` bytes.
+unsafe extern "C" fn cookie_read(cookie: *mut c_void, buf: *mut c_char, len: usize) -> isize {
+    // SAFETY: the cookie is the Vm that opened the stream and outlives it, as
+    // for `cookie_write`.
+    let vm = unsafe { &*(cookie as *const Vm) };
+    let out = vm.extension::<Output>();
+    let bytes = out.stdin_bytes.borrow();
+    let from = out.stdin_read.get().min(bytes.len());
+    let n = len.min(bytes.len() - from);
+    if n > 0 {
+        // SAFETY: `buf` has room for `len >= n` bytes (stdio), and the source
+        // range lies within `bytes`; the two do not overlap (one is the C
+        // library's buffer, the other a Rust vector).
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr().add(from), buf.cast::<u8>(), n) };
+    }
+    out.stdin_read.set(from + n);
+    isize::try_from(n).unwrap_or(isize::MAX)
 }
 
 /// `cookie_io_functions_t` (stdio.h, `_GNU_SOURCE`).
@@ -410,16 +438,25 @@ impl CStream {
         Some(CStream(f))
     }
 
-    /// Opens the empty input stream, or `None` if the C library cannot.
-    fn open_empty() -> Option<CStream> {
+    /// Opens the stream behind `io.stdin` for `vm`, or `None` if the C
+    /// library cannot.
+    fn open_stdin(vm: &Vm) -> Option<CStream> {
         let funcs = CookieFunctions {
-            read: Some(cookie_read_nothing),
+            read: Some(cookie_read),
             write: None,
             seek: std::ptr::null(),
             close: std::ptr::null(),
         };
-        // SAFETY: the read function ignores its cookie, so null is valid.
-        let f = unsafe { fopencookie(std::ptr::null_mut(), c"r".as_ptr(), funcs) };
+        // SAFETY: the cookie is a stable pointer to the Vm, which holds the
+        // stream as this module's extension and closes it before it is freed
+        // (as for `open`).
+        let f = unsafe {
+            fopencookie(
+                (vm as *const Vm).cast_mut().cast::<c_void>(),
+                c"r".as_ptr(),
+                funcs,
+            )
+        };
         if f.is_null() {
             return None;
         }
@@ -472,7 +509,7 @@ pub unsafe fn install(l: *mut lua_State, globals: c_int, io: c_int) {
             let _ = out.stdout.set(stdout);
         }
         if out.stdin.get().is_none()
-            && let Some(stdin) = CStream::open_empty()
+            && let Some(stdin) = CStream::open_stdin(vm)
         {
             let _ = out.stdin.set(stdin);
         }

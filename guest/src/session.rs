@@ -40,6 +40,22 @@ pub struct Stats {
 pub struct Outcome {
     pub result: Result<Finished, Error>,
     pub stats: Stats,
+    /// The files the eval created or wrote that exist at its end, sorted by
+    /// name.
+    pub files: Vec<(String, Vec<u8>)>,
+}
+
+/// One eval: the WIT `eval-request` in the guest's own types.
+pub struct Request<'a> {
+    pub code: &'a [u8],
+    pub chunk: &'a str,
+    pub inputs: &'a [Input],
+    /// The script's arguments, for `arg` and `...`, when given.
+    pub args: Option<&'a [String]>,
+    /// Files to mount read-only before the chunk runs.
+    pub files: &'a [(String, Vec<u8>)],
+    /// What `io.stdin` reads.
+    pub stdin: Vec<u8>,
 }
 
 /// A global set before an eval.
@@ -181,15 +197,19 @@ impl Session {
         max_error_bytes(self.vm.limits().max_output_bytes)
     }
 
-    /// Runs one chunk with `inputs` set as globals first.
-    pub fn eval(&self, code: &[u8], chunk: &str, inputs: &[Input]) -> Outcome {
+    /// Runs one chunk with its inputs set as globals, its files mounted and
+    /// its arguments in `arg` and `...`.
+    pub fn eval(&self, request: Request) -> Outcome {
         let vm = &*self.vm;
         let l = vm.state();
+        let chunk = request.chunk;
         let result = match self.begin() {
             // A finalizer run by the collection before the chunk tripped a
             // limit: the eval ends with that, charged with what ran.
             Some(trip) => Err(self.error_from(trip.kind, trip.message.into_owned(), None, chunk)),
-            None => self.run(l, code, chunk, inputs),
+            None => self
+                .prepare(&request)
+                .and_then(|()| self.run(l, request.code, chunk, request.inputs, request.args)),
         };
         let result = match result {
             Err(Error {
@@ -206,7 +226,30 @@ impl Session {
                 capability_calls: capability::calls(vm).made(),
                 output_bytes: output::written(vm),
             },
+            files: Vec::new(),
         }
+    }
+
+    /// What an eval needs before its chunk loads: its standard input, which
+    /// may not outgrow the heap limit.
+    fn prepare(&self, request: &Request) -> Result<(), Error> {
+        let vm = &*self.vm;
+        let max = vm.limits().max_memory_bytes;
+        if request.stdin.len() as u64 > max {
+            return Err(located(
+                Kind::Error(ErrorKind::InvalidValue),
+                format!(
+                    "stdin is {} bytes, more than max-memory-bytes ({max})",
+                    request.stdin.len()
+                ),
+                None,
+                request.chunk,
+            ));
+        }
+        output::set_stdin(vm, request.stdin.clone());
+        // Mounting `request.files` comes with the session's namespace.
+        let _ = request.files;
+        Ok(())
     }
 
     /// Sets `inputs`, loads `code` and calls it: the part of [`Session::eval`]
@@ -217,6 +260,7 @@ impl Session {
         code: &[u8],
         chunk: &str,
         inputs: &[Input],
+        args: Option<&[String]>,
     ) -> Result<Finished, Error> {
         let vm = &*self.vm;
         // SAFETY: The state is this session's and live, and no eval is running,
@@ -231,9 +275,25 @@ impl Session {
             ffi::lua_settop(l, 0);
             limits::arm(l);
             let result = self.set_inputs(l, inputs, chunk).and_then(|()| {
+                let nargs = match args {
+                    Some(args) => self.set_args(l, args, chunk)?,
+                    None => 0,
+                };
                 ffi::lua_pushcfunction(l, message_handler);
+                let handler = ffi::lua_gettop(l);
                 self.load(l, code, chunk)?;
-                let status = ffi::lua_pcall(l, 0, ffi::LUA_MULTRET, 1);
+                if nargs > 0 && ffi::lua_checkstack(l, nargs) == 0 {
+                    return Err(located(
+                        Kind::Error(ErrorKind::MemoryLimit),
+                        "not enough memory for the script's arguments".to_owned(),
+                        None,
+                        chunk,
+                    ));
+                }
+                for i in 1..=nargs {
+                    ffi::lua_rawgeti(l, 1, i64::from(i));
+                }
+                let status = ffi::lua_pcall(l, nargs, ffi::LUA_MULTRET, handler);
                 if status != ffi::LUA_OK {
                     return Err(self.error(l, status, chunk));
                 }
@@ -243,7 +303,7 @@ impl Session {
                     return Err(self.error_from(trip.kind, trip.message.into_owned(), None, chunk));
                 }
                 let top = ffi::lua_gettop(l);
-                json::encode_values(l, 2, top, "result", &vm.limits())
+                json::encode_values(l, handler + 1, top, "result", &vm.limits())
                     .map(Finished::Returned)
                     .map_err(|msg| located(Kind::Error(ErrorKind::InvalidValue), msg, None, chunk))
             });
@@ -478,6 +538,48 @@ impl Session {
                 located(Kind::Error(ErrorKind::MemoryLimit), message, None, chunk)
             }
             None => located(Kind::Error(ErrorKind::Syntax), message, None, chunk),
+        })
+    }
+
+    /// Sets the global `arg` as `lua.c` does for a script (the chunk name at
+    /// 0, the arguments at 1..n), in a protected call that leaves the table
+    /// at index 1 for the arguments' pushes; returns their count.
+    ///
+    /// # Safety
+    /// `l` is this session's state, with an empty stack. Never raises.
+    unsafe fn set_args(
+        &self,
+        l: *mut lua_State,
+        args: &[String],
+        chunk: &str,
+    ) -> Result<c_int, Error> {
+        let vm = &*self.vm;
+        let Ok(nargs) = c_int::try_from(args.len()) else {
+            return Err(located(
+                Kind::Error(ErrorKind::InvalidValue),
+                format!("{} arguments are more than Lua can pass", args.len()),
+                None,
+                chunk,
+            ));
+        };
+        let mut job = Args { chunk, args };
+        // SAFETY: The stack is empty (caller), with room for the function and
+        // its light userdata, which neither allocates. `job` lives on this
+        // frame, which the protected call returns to, and `args_entry` only
+        // reads it; the call leaves the table or the error value at index 1.
+        let status = unsafe {
+            ffi::lua_pushcfunction(l, args_entry);
+            ffi::lua_pushlightuserdata(l, (&mut job as *mut Args).cast::<c_void>());
+            ffi::lua_pcall(l, 1, 1, 0)
+        };
+        if status == ffi::LUA_OK {
+            return Ok(nargs);
+        }
+        // SAFETY: The failed call holds a memory error, Lua's own string.
+        let message = unsafe { error_text(l) };
+        Err(match vm.tripped() {
+            Some(trip) => self.error_from(trip.kind, trip.message.into_owned(), None, chunk),
+            None => located(Kind::Error(ErrorKind::MemoryLimit), message, None, chunk),
         })
     }
 
@@ -1002,6 +1104,41 @@ unsafe fn lookup_module(l: *mut lua_State, name: &str) -> crate::check::Verdict 
         }
     }
     Verdict::UnknownModule
+}
+
+/// The arguments of one eval, handed to the protected call that sets `arg`.
+struct Args<'a> {
+    chunk: &'a str,
+    args: &'a [String],
+}
+
+/// Builds `arg` and sets it as a global, returning the table.
+///
+/// # Safety
+/// Called by `lua_pcall` from [`Session::set_args`] on a live Vm-owned state,
+/// with a pointer to an [`Args`] that outlives the call.
+unsafe extern "C-unwind" fn args_entry(l: *mut lua_State) -> c_int {
+    // SAFETY: The pointer is the `Args` on `set_args`' frame, alive and only
+    // read here. Each string is borrowed from the job while it is pushed (a
+    // memory error leaves nothing owned here) and stored with a raw set into
+    // the new table at index 1; a copy of it is then stored into the globals
+    // table (index 2) with a raw set, as inputs are, and popped with it.
+    unsafe {
+        let job = &*(ffi::lua_touserdata(l, 1) as *const Args);
+        ffi::lua_settop(l, 0);
+        ffi::lua_createtable(l, c_int::try_from(job.args.len()).unwrap_or(0), 1);
+        lua::push_bytes(l, job.chunk.as_bytes());
+        ffi::lua_rawseti(l, 1, 0);
+        for (i, arg) in job.args.iter().enumerate() {
+            lua::push_bytes(l, arg.as_bytes());
+            ffi::lua_rawseti(l, 1, i as i64 + 1);
+        }
+        ffi::lua_rawgeti(l, ffi::LUA_REGISTRYINDEX, ffi::LUA_RIDX_GLOBALS);
+        ffi::lua_pushvalue(l, 1);
+        lua::set_field(l, 2, "arg");
+        ffi::lua_settop(l, 1);
+        1
+    }
 }
 
 /// The inputs of one eval, handed to the protected call that sets them.

@@ -64,22 +64,42 @@ impl GuestSession for GuestSessionImpl {
                 value: i.value,
             })
             .collect();
-        let outcome = self.0.eval(&request.code, &request.chunk_name, &inputs);
+        let files: Vec<(String, Vec<u8>)> = request
+            .files
+            .into_iter()
+            .map(|f| (f.name, f.bytes))
+            .collect();
+        let outcome = self.0.eval(session::Request {
+            code: &request.code,
+            chunk: &request.chunk_name,
+            inputs: &inputs,
+            args: request.args.as_deref(),
+            files: &files,
+            stdin: request.stdin,
+        });
         let stats = stats(outcome.stats);
+        let files = outcome
+            .files
+            .into_iter()
+            .map(|(name, bytes)| types::File { name, bytes })
+            .collect();
         match outcome.result {
             Ok(Finished::Returned(values)) => Ok(types::Success {
                 values,
                 exit_code: None,
                 stats,
+                files,
             }),
             Ok(Finished::Exited(code)) => Ok(types::Success {
                 values: "[]".to_owned(),
                 exit_code: Some(code),
                 stats,
+                files,
             }),
             Err(error) => Err(types::Failure {
                 error: to_wit_error(error, self.0.max_error_bytes()),
                 stats,
+                files,
             }),
         }
     }

@@ -5,7 +5,7 @@
 #![allow(dead_code, reason = "each host reads the part of the table it needs")]
 
 /// The WIT package the rules belong to.
-pub(crate) const PACKAGE: &str = "moonbox:sandbox@0.4.0";
+pub(crate) const PACKAGE: &str = "moonbox:sandbox@0.5.0";
 
 /// One error kind's rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -300,3 +300,11 @@ pub(crate) const WASM_MEMORY_HEADROOM_BYTES: u64 = 4_194_304;
 pub(crate) const DEFAULT_CHUNK_NAME: &str = "main.lua";
 /// The version of the JSON report (`moonbox run --json`, tool results).
 pub(crate) const REPORT_VERSION: u64 = 1;
+/// The most files a session's namespace holds (mounted and written together);
+/// one more trips `memory-limit`.
+pub(crate) const MAX_FILES: u64 = 1_024;
+/// The longest file name, in bytes.
+pub(crate) const MAX_FILE_NAME_BYTES: u64 = 4_096;
+/// Bytes each file is charged against `max_memory_bytes` beyond its name and
+/// contents.
+pub(crate) const FILE_OVERHEAD_BYTES: u64 = 256;

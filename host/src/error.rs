@@ -196,6 +196,11 @@ pub struct EvalError {
     /// The events of the script's `log` before it failed, in order, whatever
     /// stopped it.
     pub logs: Vec<crate::output::LogEvent>,
+    /// The files the script created or wrote before it failed, as on
+    /// [`EvalOutput::files`](crate::EvalOutput::files). Empty when the host
+    /// stopped the guest (a timeout, fuel, a trap): the instance, and the
+    /// files in it, end with the stop.
+    pub files: Vec<crate::File>,
 }
 
 impl EvalError {
@@ -215,6 +220,7 @@ impl EvalError {
             stats,
             calls: Vec::new(),
             logs: Vec::new(),
+            files: Vec::new(),
         }
     }
 
@@ -295,7 +301,7 @@ pub enum Error {
     /// that stopped it, with its kind (a timeout, the memory limit, an
     /// internal failure...).
     #[error("cannot start a session")]
-    Session(#[source] EvalError),
+    Session(#[source] Box<EvalError>),
 }
 
 impl Error {
@@ -313,7 +319,8 @@ impl Error {
     /// [`ConfigError::TooSmall`], if this is one.
     pub fn eval_error(&self) -> Option<&EvalError> {
         match self {
-            Error::Session(e) | Error::Config(ConfigError::TooSmall(e)) => Some(e),
+            Error::Session(e) => Some(e),
+            Error::Config(ConfigError::TooSmall(e)) => Some(e),
             _ => None,
         }
     }
@@ -331,7 +338,7 @@ pub enum ConfigError {
     /// the limit's kind (a timeout, fuel, the memory limit), and its
     /// message names the limit to raise.
     #[error("{}", .0.message)]
-    TooSmall(EvalError),
+    TooSmall(Box<EvalError>),
     /// The guest refused the configuration: an unknown `allow` name, a
     /// malformed or duplicate capability or module name, a module that
     /// does not compile. The text is the guest's and names the setting.
@@ -503,6 +510,7 @@ mod tests {
             stats: Stats::default(),
             calls: Vec::new(),
             logs: Vec::new(),
+            files: Vec::new(),
         };
         assert_eq!(
             err.to_string(),

@@ -369,6 +369,14 @@ impl Limits {
     pub const MAX_RECORDED_ARG_TREE_BYTES: u64 = 64 << 10;
     /// The most inputs one eval takes; more data belongs in one table.
     pub const MAX_INPUTS: usize = 1024;
+    /// The most arguments one eval takes ([`Script::args`](crate::Script::args)).
+    pub const MAX_ARGS: usize = 4096;
+    /// The most files a session's namespace holds, mounted and written
+    /// together (`wit/contract.toml`); a script that would create one more
+    /// trips `memory_limit`.
+    pub const MAX_FILES: usize = crate::contract::MAX_FILES as usize;
+    /// The longest file name, in bytes.
+    pub const MAX_FILE_NAME_BYTES: usize = crate::contract::MAX_FILE_NAME_BYTES as usize;
 }
 
 /// Why [`Limits::validate`] refused a set of limits: the limit, and a

@@ -37,6 +37,49 @@ pub struct EvalOutput {
     pub calls: Vec<crate::CallRecord>,
     /// The events of the script's `log`, in the order it made them.
     pub logs: Vec<crate::output::LogEvent>,
+    /// The files the eval created or wrote that exist at its end, sorted by
+    /// name (see [`File`]).
+    pub files: Vec<File>,
+}
+
+/// A file in a session's namespace: one a [`Script`](crate::Script) mounts,
+/// or one the script wrote ([`EvalOutput::files`]).
+///
+/// The namespace is the guest's own, in memory; no host path is reachable
+/// from a script. Names are relative to its root (`data/in.csv`): `./x`
+/// and `/x` name `x`, and `..` cannot climb above the root. docs/wit.md
+/// (Files) has the rules and limits.
+///
+/// ```
+/// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+/// use moonbox::Script;
+/// let sandbox = moonbox::Sandbox::builder().build()?;
+/// let script = Script::new("local n = 0 for _ in io.lines('in.csv') do n = n + 1 end \
+///                           local f = io.open('out.txt', 'w') f:write(n) f:close()")
+///     .file("in.csv", "a,1\nb,2\n");
+/// let out = sandbox.run(script).await?;
+/// assert_eq!(out.files[0].name, "out.txt");
+/// assert_eq!(out.files[0].bytes, b"2");
+/// # Ok(()) }
+/// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct File {
+    /// The file's name, normalised (`data/in.csv`).
+    pub name: String,
+    /// Its contents.
+    pub bytes: Vec<u8>,
+}
+
+impl File {
+    /// A file with this name and contents.
+    pub fn new(name: impl Into<String>, bytes: impl Into<Vec<u8>>) -> File {
+        File {
+            name: name.into(),
+            bytes: bytes.into(),
+        }
+    }
 }
 
 /// What an eval cost.

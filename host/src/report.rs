@@ -70,6 +70,39 @@ pub struct Report {
     /// The events of the script's `log`, in order, up to where it stopped.
     #[serde(default)]
     pub logs: Vec<LogEvent>,
+    /// The files the eval created or wrote ([`ReportFile`]), sorted by
+    /// name. Absent when there are none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<ReportFile>,
+}
+
+/// A file in a [`Report`]: its name and size, and its bytes as `text` when
+/// they are UTF-8, else as `base64`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ReportFile {
+    /// The file's name, normalised (`out/result.csv`).
+    pub name: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// Its contents, when they are UTF-8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// Its exact contents in standard base64, when they are not UTF-8.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base64: Option<String>,
+}
+
+impl From<&crate::File> for ReportFile {
+    fn from(file: &crate::File) -> Self {
+        let text = std::str::from_utf8(&file.bytes).ok().map(str::to_owned);
+        ReportFile {
+            name: file.name.clone(),
+            size: file.bytes.len() as u64,
+            base64: text.is_none().then(|| base64(&file.bytes)),
+            text,
+        }
+    }
 }
 
 /// The error part of a [`Report`].
@@ -127,6 +160,7 @@ impl Report {
             stats,
             calls: Vec::new(),
             logs: logs.to_vec(),
+            files: Vec::new(),
         }
     }
 }
@@ -138,6 +172,7 @@ impl From<&EvalOutput> for Report {
             values: out.values.clone(),
             exit_code: out.exit_code,
             calls: out.calls.clone(),
+            files: out.files.iter().map(ReportFile::from).collect(),
             ..Report::with_output(&out.output, out.stats, &out.logs)
         }
     }
@@ -155,6 +190,7 @@ impl From<&EvalError> for Report {
                 summary: e.to_string(),
             }),
             calls: e.calls.clone(),
+            files: e.files.iter().map(ReportFile::from).collect(),
             ..Report::with_output(&e.output, e.stats, &e.logs)
         }
     }

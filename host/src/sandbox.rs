@@ -387,8 +387,8 @@ fn needs_fuel(setting: &'static str) -> Error {
 fn probe_error(e: StartError) -> Error {
     match e {
         StartError::Refused(why) => Error::Config(ConfigError::Refused(why)),
-        StartError::TooSmall(stop) => Error::Config(ConfigError::TooSmall(stop)),
-        StartError::Stopped(stop) => Error::Session(stop),
+        StartError::TooSmall(stop) => Error::Config(ConfigError::TooSmall(Box::new(stop))),
+        StartError::Stopped(stop) => Error::Session(Box::new(stop)),
     }
 }
 
@@ -596,7 +596,7 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
     pub async fn session(&self, ctx: T) -> Result<Session<T>, Error> {
         Session::start(self.inner.clone(), Some(Arc::new(ctx)))
             .await
-            .map_err(|e| Error::Session(e.into()))
+            .map_err(|e| Error::Session(Box::new(e.into())))
     }
 
     /// Runs `code` in a fresh, isolated instance with the given context,

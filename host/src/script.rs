@@ -46,6 +46,9 @@ pub struct Script {
     /// Where each input name is in `inputs`, so that adding many stays
     /// linear.
     index: HashMap<String, usize>,
+    pub(crate) args: Option<Vec<String>>,
+    pub(crate) files: Vec<crate::File>,
+    pub(crate) stdin: Vec<u8>,
 }
 
 /// [`Limits::MAX_INPUTS`](crate::Limits::MAX_INPUTS), for this module.
@@ -60,6 +63,9 @@ impl Script {
             chunk_name: None,
             inputs: Vec::new(),
             index: HashMap::new(),
+            args: None,
+            files: Vec::new(),
+            stdin: Vec::new(),
         }
     }
 
@@ -99,6 +105,50 @@ impl Script {
             .fold(self, |script, (name, value)| script.input(name, value))
     }
 
+    /// Gives the script arguments, as `lua5.4 script.lua a b` does: the
+    /// global `arg` holds the chunk name at index 0 and these at 1..n, and
+    /// the chunk receives them as `...`. Without it `arg` is left as it is
+    /// (nil in a new session). At most
+    /// [`Limits::MAX_ARGS`](crate::Limits::MAX_ARGS): past it the eval fails
+    /// with `invalid_value`.
+    pub fn args<I, S>(mut self, args: I) -> Script
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args = Some(args.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Mounts a read-only file the script can open, read, `loadfile`,
+    /// `dofile` and `require` (see [`File`](crate::File) for names). A later
+    /// file of the same name replaces an earlier one. Mounted files stay in
+    /// a session for its later evals. Their bytes count against
+    /// `max_memory_bytes`; at most [`Limits::MAX_FILES`](crate::Limits::MAX_FILES)
+    /// files in a session, and a name of at most
+    /// [`Limits::MAX_FILE_NAME_BYTES`](crate::Limits::MAX_FILE_NAME_BYTES).
+    pub fn file(mut self, name: impl Into<String>, bytes: impl Into<Vec<u8>>) -> Script {
+        let file = crate::File::new(name, bytes);
+        match self.files.iter_mut().find(|f| f.name == file.name) {
+            Some(same) => *same = file,
+            None => self.files.push(file),
+        }
+        self
+    }
+
+    /// What `io.stdin` (and `io.read`, `io.lines()`, `loadfile()` without a
+    /// name) read. Default: empty, end of file at once. Counts against
+    /// `max_memory_bytes` while the eval runs.
+    pub fn stdin(mut self, bytes: impl Into<Vec<u8>>) -> Script {
+        self.stdin = bytes.into();
+        self
+    }
+
+    /// The files mounted, in the order they were given.
+    pub fn files(&self) -> &[crate::File] {
+        &self.files
+    }
+
     /// The code.
     pub fn code(&self) -> &[u8] {
         &self.code
@@ -132,6 +182,48 @@ impl From<Vec<u8>> for Script {
     fn from(code: Vec<u8>) -> Script {
         Script::new(code)
     }
+}
+
+/// Why a script's arguments, files or standard input cannot cross, if they
+/// cannot: more than [`Limits::MAX_ARGS`](crate::Limits::MAX_ARGS)
+/// arguments, more than [`Limits::MAX_FILES`](crate::Limits::MAX_FILES)
+/// files, a name past [`Limits::MAX_FILE_NAME_BYTES`](crate::Limits::MAX_FILE_NAME_BYTES)
+/// or with NUL, or files and standard input together larger than
+/// `max_memory_bytes`, which the guest would refuse after copying them in.
+pub(crate) fn check_files(script: &Script, max_memory_bytes: u64) -> Result<(), String> {
+    let max_args = crate::Limits::MAX_ARGS;
+    if let Some(args) = &script.args
+        && args.len() > max_args
+    {
+        return Err(format!(
+            "{} arguments are more than the {max_args} an eval takes",
+            args.len()
+        ));
+    }
+    let max_files = crate::Limits::MAX_FILES;
+    if script.files.len() > max_files {
+        return Err(format!(
+            "{} files are more than the {max_files} a session holds",
+            script.files.len()
+        ));
+    }
+    let max_name = crate::Limits::MAX_FILE_NAME_BYTES;
+    let mut total = script.stdin.len() as u64;
+    for file in &script.files {
+        if file.name.is_empty() || file.name.len() > max_name || file.name.contains('\0') {
+            return Err(format!(
+                "file name '{}' is empty, longer than {max_name} bytes or contains NUL",
+                crate::text::one_line(&file.name.chars().take(80).collect::<String>())
+            ));
+        }
+        total = total.saturating_add(file.bytes.len() as u64);
+    }
+    if total > max_memory_bytes {
+        return Err(format!(
+            "the files and stdin take {total} bytes, more than max-memory-bytes ({max_memory_bytes})"
+        ));
+    }
+    Ok(())
 }
 
 /// The inputs as WIT values, or why they cannot cross: there are more than

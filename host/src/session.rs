@@ -319,6 +319,9 @@ impl<T: Send + Sync + 'static> Session<T> {
             script::wit_inputs(&script.inputs, limits.max_memory_bytes).map_err(|why| {
                 EvalError::host(ErrorKind::InvalidValue, why, chunk_name, Stats::default())
             })?;
+        script::check_files(&script, limits.max_memory_bytes).map_err(|why| {
+            EvalError::host(ErrorKind::InvalidValue, why, chunk_name, Stats::default())
+        })?;
         let started = Instant::now();
         let _ticking = self.prepared.engine.ticking();
         arm_call(&mut self.store, &self.prepared, started)?;
@@ -337,6 +340,16 @@ impl<T: Send + Sync + 'static> Session<T> {
             code: script.code,
             chunk_name: chunk_name.to_owned(),
             inputs,
+            args: script.args,
+            files: script
+                .files
+                .into_iter()
+                .map(|f| types::File {
+                    name: f.name,
+                    bytes: f.bytes,
+                })
+                .collect(),
+            stdin: script.stdin,
         };
         let accessor = self.guest.moonbox_sandbox_lua().session();
         let call = accessor.call_eval(&mut self.store, self.handle, &request);
@@ -403,6 +416,7 @@ impl<T: Send + Sync + 'static> Session<T> {
                         stats,
                         calls,
                         logs,
+                        files: files_from(success.files),
                     }),
                     Err(e) => {
                         let (kind, message) = match e {
@@ -421,6 +435,7 @@ impl<T: Send + Sync + 'static> Session<T> {
                         err.output = output;
                         err.calls = calls;
                         err.logs = logs;
+                        err.files = files_from(success.files);
                         Err(err)
                     }
                 }
@@ -430,6 +445,7 @@ impl<T: Send + Sync + 'static> Session<T> {
                 let mut err = lua_error(failure.error, output, stats);
                 err.calls = calls;
                 err.logs = logs;
+                err.files = files_from(failure.files);
                 Err(err)
             }
         };
@@ -530,6 +546,14 @@ fn add_guest_stats(stats: &mut Stats, guest: &types::Stats) {
     stats.peak_memory_bytes = Some(guest.peak_memory_bytes);
 }
 
+/// The files a guest result carries, in the host's type.
+fn files_from(files: Vec<types::File>) -> Vec<crate::File> {
+    files
+        .into_iter()
+        .map(|f| crate::File::new(f.name, f.bytes))
+        .collect()
+}
+
 fn lua_error(e: types::LuaError, output: Output, stats: Stats) -> EvalError {
     let kind = ErrorKind::from(e.kind);
     EvalError {
@@ -542,6 +566,7 @@ fn lua_error(e: types::LuaError, output: Output, stats: Stats) -> EvalError {
         stats,
         calls: Vec::new(),
         logs: Vec::new(),
+        files: Vec::new(),
     }
 }
 

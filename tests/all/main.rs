@@ -2,6 +2,7 @@
 //! public API of the `moonbox` crate. One module per area; `suite` holds
 //! the reference checks, ignored unless asked for (`just compat`).
 
+mod args;
 mod capabilities;
 mod check;
 mod determinism;

@@ -295,7 +295,7 @@ impl NativeSandbox {
             let mut session = match sandbox.session(()).await {
                 Ok(session) => session,
                 // A session that could not start is the eval's failure.
-                Err(Error::Session(stop)) => return Ok(result(&Err(stop))),
+                Err(Error::Session(stop)) => return Ok(result(&Err(*stop))),
                 Err(other) => return Err(napi::Error::from_reason(other.to_string())),
             };
             if let Some(slot) = slot {

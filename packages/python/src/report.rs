@@ -60,6 +60,7 @@ pub(crate) fn error_report(kind: &str, message: String, chunk: String) -> PyResu
         stats: Stats::default(),
         calls: Vec::new(),
         logs: Vec::new(),
+        files: Vec::new(),
     };
     Ok(NativeReport::from(&Err(error)))
 }

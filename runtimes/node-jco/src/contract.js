@@ -2,7 +2,7 @@
 // Generated from wit/contract.toml by `python3 wit/contract.py`; do not edit.
 
 /** The WIT package the rules belong to. */
-export const PACKAGE = 'moonbox:sandbox@0.4.0';
+export const PACKAGE = 'moonbox:sandbox@0.5.0';
 
 /** Every error kind, the guest's first, in the order of the WIT enum. */
 export const ERROR_KINDS = Object.freeze([
@@ -93,3 +93,9 @@ export const WASM_MEMORY_HEADROOM_BYTES = 4194304;
 export const DEFAULT_CHUNK_NAME = 'main.lua';
 /** The version of the JSON report (`moonbox run --json`, tool results). */
 export const REPORT_VERSION = 1;
+/** The most files a session's namespace holds (mounted and written together); one more trips `memory-limit`. */
+export const MAX_FILES = 1024;
+/** The longest file name, in bytes. */
+export const MAX_FILE_NAME_BYTES = 4096;
+/** Bytes each file is charged against `max_memory_bytes` beyond its name and contents. */
+export const FILE_OVERHEAD_BYTES = 256;

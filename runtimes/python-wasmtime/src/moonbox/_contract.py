@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 #: The WIT package the rules belong to.
-PACKAGE = "moonbox:sandbox@0.4.0"
+PACKAGE = "moonbox:sandbox@0.5.0"
 
 #: Every error kind, the guest's first, in the order of the WIT enum.
 ERROR_KINDS = (
@@ -108,3 +108,11 @@ WASM_MEMORY_HEADROOM_BYTES = 4_194_304
 DEFAULT_CHUNK_NAME = 'main.lua'
 #: The version of the JSON report (`moonbox run --json`, tool results).
 REPORT_VERSION = 1
+#: The most files a session's namespace holds (mounted and written together);
+#: one more trips `memory-limit`.
+MAX_FILES = 1_024
+#: The longest file name, in bytes.
+MAX_FILE_NAME_BYTES = 4_096
+#: Bytes each file is charged against `max_memory_bytes` beyond its name and
+#: contents.
+FILE_OVERHEAD_BYTES = 256

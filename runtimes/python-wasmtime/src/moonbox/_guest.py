@@ -28,9 +28,9 @@ from ._eval import utf8_safe
 if TYPE_CHECKING:
     from ._eval import EvalContext
 
-OUTPUT_IMPORT = "moonbox:sandbox/output@0.4.0"
-CAPABILITIES_IMPORT = "moonbox:sandbox/capabilities@0.4.0"
-LUA_EXPORT = "moonbox:sandbox/lua@0.4.0"
+OUTPUT_IMPORT = "moonbox:sandbox/output@0.5.0"
+CAPABILITIES_IMPORT = "moonbox:sandbox/capabilities@0.5.0"
+LUA_EXPORT = "moonbox:sandbox/lua@0.5.0"
 
 #: Native stack wasm code may use; deeper recursion traps (as in the Rust
 #: crate).
