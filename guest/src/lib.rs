@@ -13,6 +13,10 @@
 //! - `output`: `print` and `io.stdout`, writing to the host's stream;
 //! - `clock`: the C library's `time()`, fixed in deterministic mode;
 //! - `environ`: the C library's `getenv`, which finds no variables;
+//! - `stdio`: the C library's stdio functions the guest calls, for the C
+//!   streams it makes;
+//! - `errno`: the errno values the guest sets, in Linux's numbering, and
+//!   the C library's `strerror` to match;
 //! - `sandbox`: the standard library as scripts see it;
 //! - `coroutines`: the coroutine entry points the limits need;
 //! - `capability`: host capabilities as Lua functions;
@@ -37,6 +41,7 @@ mod clock;
 mod contract;
 mod coroutines;
 mod environ;
+mod errno;
 mod json;
 mod jsonlib;
 mod jsontext;
@@ -47,5 +52,6 @@ mod parallel;
 mod sandbox;
 mod session;
 mod snapshot;
+mod stdio;
 mod vm;
 mod wit;
