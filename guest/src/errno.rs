@@ -24,6 +24,26 @@
 
 use std::ffi::c_int;
 
+/// `EACCES`: Permission denied (no session is running).
+pub const EACCES: c_int = 13;
+/// `EBADF`: Bad file descriptor (reading a stream opened only for writing).
+pub const EBADF: c_int = 9;
+/// `EBUSY`: Device or resource busy (removing or renaming the root).
+pub const EBUSY: c_int = 16;
+/// `EINVAL`: Invalid argument (a bad mode, a negative position).
+pub const EINVAL: c_int = 22;
+/// `EISDIR`: Is a directory.
+pub const EISDIR: c_int = 21;
+/// `ENAMETOOLONG`: File name too long.
+pub const ENAMETOOLONG: c_int = 36;
+/// `ENOENT`: No such file or directory.
+pub const ENOENT: c_int = 2;
+/// `ENOMEM`: Cannot allocate memory (the linear memory is exhausted).
+pub const ENOMEM: c_int = 12;
+/// `ENOSPC`: No space left on device (the memory limit tripped).
+pub const ENOSPC: c_int = 28;
+/// `ENOTDIR`: Not a directory.
+pub const ENOTDIR: c_int = 20;
 /// `ESPIPE`: Illegal seek (the output stream, like a pipe).
 pub const ESPIPE: c_int = 29;
 
@@ -157,10 +177,10 @@ mod tests {
 
     #[test]
     fn set_writes_errno() {
-        super::set(super::ESPIPE);
+        super::set(super::ENOENT);
         assert_eq!(
             std::io::Error::last_os_error().raw_os_error(),
-            Some(super::ESPIPE)
+            Some(super::ENOENT)
         );
         super::set(0);
     }

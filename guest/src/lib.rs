@@ -17,6 +17,8 @@
 //!   streams it makes;
 //! - `errno`: the errno values the guest sets, in Linux's numbering, and
 //!   the C library's `strerror` to match;
+//! - `files`: the session's files, behind the C library's `fopen`,
+//!   `remove`, `rename`... and `os.tmpname`, `io.tmpfile`;
 //! - `sandbox`: the standard library as scripts see it;
 //! - `coroutines`: the coroutine entry points the limits need;
 //! - `capability`: host capabilities as Lua functions;
@@ -42,6 +44,7 @@ mod contract;
 mod coroutines;
 mod environ;
 mod errno;
+mod files;
 mod json;
 mod jsonlib;
 mod jsontext;

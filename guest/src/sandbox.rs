@@ -201,6 +201,7 @@ unsafe fn open_os(l: *mut lua_State, globals: c_int, allow: &Allow) {
     unsafe {
         lua::get_field(l, globals, "os");
         let os = ffi::lua_gettop(l);
+        crate::files::install(l, os);
         for f in OS {
             if !allow.has_in("os", f) {
                 push_stub(l, format!("os.{f}"));

@@ -123,6 +123,10 @@ impl Session {
         // The clock `time()` reads while the session is set up (the first
         // `math.random` seed of a state built here).
         crate::clock::set(clock);
+        // And the files the C library's file functions work on, while the
+        // session is set up.
+        // SAFETY: The guard is dropped below, before anything can free the Vm.
+        let files = unsafe { crate::files::activate(&vm) };
         let state = vm.state();
         let setup = Setup {
             allow: &allow,
@@ -141,6 +145,8 @@ impl Session {
                 (&setup as *const Setup).cast_mut().cast::<c_void>(),
             )
         };
+        // Setup was the only Lua code to run here.
+        drop(files);
         if status != ffi::LUA_OK {
             if let Some(trip) = vm.tripped() {
                 // Name the limit that was really too small.
@@ -182,6 +188,11 @@ impl Session {
     pub fn eval(&self, code: &[u8], chunk: &str, inputs: &[Input]) -> Outcome {
         let vm = &*self.vm;
         let l = vm.state();
+        // This session's files, for the C library's file functions, until
+        // the eval returns (finalizers in `begin` included).
+        // SAFETY: The guard lives on this frame, which `&self` (and so the Vm)
+        // outlives.
+        let _files = unsafe { crate::files::activate(vm) };
         let result = match self.begin() {
             // A finalizer run by the collection before the chunk tripped a
             // limit: the eval ends with that, charged with what ran.
@@ -262,7 +273,13 @@ impl Session {
         self.reset();
         // SAFETY: The state is live; `arm` only sets two of its fields.
         unsafe { limits::arm(l) };
-        if vm.used_bytes() as u64 > vm.limits().max_memory_bytes / 2 {
+        // The session's files share the limit and are not garbage: the
+        // heap may use half of what they leave.
+        let room = vm
+            .limits()
+            .max_memory_bytes
+            .saturating_sub(vm.external_bytes() as u64);
+        if vm.used_bytes() as u64 > room / 2 {
             // SAFETY: Between evals the state is live and its stack empty,
             // which leaves room for `protected`'s two values; the collection
             // and the finalizers it runs raise only inside that protected
@@ -297,6 +314,8 @@ impl Session {
     pub fn check(&self, code: &[u8], chunk: &str) -> Result<Vec<crate::check::Diagnostic>, Error> {
         let vm = &*self.vm;
         let l = vm.state();
+        // SAFETY: As in `eval`.
+        let _files = unsafe { crate::files::activate(vm) };
         // Nothing of the script's may run during a check: no collection
         // (which would run finalizers, and through them capabilities, `log`
         // and output) until it is over. An emergency collection at the heap

@@ -33,6 +33,9 @@ pub struct CookieFunctions {
 /// `_IONBF` in wasi-libc's stdio.h.
 pub const IONBF: c_int = 2;
 
+/// `SEEK_SET`.
+pub const SEEK_SET: c_int = 0;
+
 unsafe extern "C" {
     /// A C stream over `cookie` and `funcs`, or null (out of memory, or a
     /// mode that starts with none of `rwa`).
@@ -43,6 +46,8 @@ unsafe extern "C" {
     ) -> *mut c_void;
     pub fn setvbuf(f: *mut c_void, buf: *mut c_char, mode: c_int, size: usize) -> c_int;
     pub fn clearerr(f: *mut c_void);
+    pub fn fflush(f: *mut c_void) -> c_int;
+    pub fn fseeko(f: *mut c_void, offset: i64, whence: c_int) -> c_int;
     pub fn fclose(f: *mut c_void) -> c_int;
 }
 
