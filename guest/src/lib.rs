@@ -13,6 +13,12 @@
 //! - `output`: `print` and `io.stdout`, writing to the host's stream;
 //! - `clock`: the C library's `time()`, fixed in deterministic mode;
 //! - `environ`: the C library's `getenv`, which finds no variables;
+//! - `stdio`: the C library's stdio functions the guest calls, for the C
+//!   streams it makes;
+//! - `errno`: the errno values the guest sets, in Linux's numbering, and
+//!   the C library's `strerror` to match;
+//! - `files`: the session's files, behind the C library's `fopen`,
+//!   `remove`, `rename`... and `os.tmpname`, `io.tmpfile`;
 //! - `sandbox`: the standard library as scripts see it, and the names it
 //!   removes;
 //! - `debuglib`: the safe `debug` functions every script has;
@@ -40,6 +46,8 @@ mod contract;
 mod coroutines;
 mod debuglib;
 mod environ;
+mod errno;
+mod files;
 mod json;
 mod jsonlib;
 mod jsontext;
@@ -50,5 +58,6 @@ mod parallel;
 mod sandbox;
 mod session;
 mod snapshot;
+mod stdio;
 mod vm;
 mod wit;

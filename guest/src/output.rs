@@ -23,6 +23,7 @@ use crate::bindings::{LogLevel, Value as WitValue, output};
 use crate::json;
 use crate::limits::raise_tagged;
 use crate::lua::{self, Raise, ffi, lua_State};
+use crate::stdio::{CookieFunctions, IONBF, clearerr, fclose, fopencookie, seek_as_pipe, setvbuf};
 use crate::vm::{ErrorKind, Extension, Kind, Vm};
 
 /// What this module keeps in the Vm: the eval's output and log charges,
@@ -320,9 +321,6 @@ struct Stream {
     closef: Option<ffi::lua_CFunction>,
 }
 
-type CookieWrite = unsafe extern "C" fn(*mut c_void, *const c_char, usize) -> isize;
-type CookieRead = unsafe extern "C" fn(*mut c_void, *mut c_char, usize) -> isize;
-
 /// The read function of `io.stdin`'s stream: the cookie is the Vm, whose
 /// [`Output`] holds the eval's standard input.
 ///
@@ -346,26 +344,6 @@ unsafe extern "C" fn cookie_read(cookie: *mut c_void, buf: *mut c_char, len: usi
     out.stdin_read.set(from + n);
     isize::try_from(n).unwrap_or(isize::MAX)
 }
-
-/// `cookie_io_functions_t` (stdio.h, `_GNU_SOURCE`).
-#[repr(C)]
-struct CookieFunctions {
-    read: Option<CookieRead>,
-    write: Option<CookieWrite>,
-    seek: *const c_void,
-    close: *const c_void,
-}
-
-unsafe extern "C" {
-    fn fopencookie(cookie: *mut c_void, mode: *const c_char, funcs: CookieFunctions)
-    -> *mut c_void;
-    fn setvbuf(f: *mut c_void, buf: *mut c_char, mode: c_int, size: usize) -> c_int;
-    fn clearerr(f: *mut c_void);
-    fn fclose(f: *mut c_void) -> c_int;
-}
-
-/// `_IONBF` in wasi-libc's stdio.h.
-const IONBF: c_int = 2;
 
 /// The C stream's write function: the cookie is the Vm.
 ///
@@ -417,8 +395,8 @@ impl CStream {
         let funcs = CookieFunctions {
             read: None,
             write: Some(cookie_write),
-            seek: std::ptr::null(),
-            close: std::ptr::null(),
+            seek: Some(seek_as_pipe),
+            close: None,
         };
         // SAFETY: the cookie is a stable pointer to the Vm (it never moves:
         // see `vm::Handle`), which holds the stream as this module's
@@ -444,8 +422,8 @@ impl CStream {
         let funcs = CookieFunctions {
             read: Some(cookie_read),
             write: None,
-            seek: std::ptr::null(),
-            close: std::ptr::null(),
+            seek: Some(seek_as_pipe),
+            close: None,
         };
         // SAFETY: the cookie is a stable pointer to the Vm, which holds the
         // stream as this module's extension and closes it before it is freed

@@ -265,6 +265,8 @@ unsafe fn open_os(l: *mut lua_State, globals: c_int, allow: &Allow) {
         remove_names(l, globals, "os", allow);
         lua::get_field(l, globals, "os");
         let os = ffi::lua_gettop(l);
+        // `os.tmpname` and `io.tmpfile` on the session's files.
+        crate::files::install(l, os);
         // Ends the eval, not the instance: see `exit_body`.
         ffi::lua_pushcfunction(l, exit_entry);
         lua::set_field(l, os, "exit");

@@ -58,6 +58,21 @@ pub struct Request<'a> {
     pub stdin: Vec<u8>,
 }
 
+#[cfg(test)]
+impl<'a> Request<'a> {
+    /// A request with only code and a chunk name.
+    pub fn new(code: &'a [u8], chunk: &'a str) -> Request<'a> {
+        Request {
+            code,
+            chunk,
+            inputs: &[],
+            args: None,
+            files: &[],
+            stdin: Vec::new(),
+        }
+    }
+}
+
 /// A global set before an eval.
 pub struct Input {
     pub name: String,
@@ -139,6 +154,10 @@ impl Session {
         // The clock `time()` reads while the session is set up (the first
         // `math.random` seed of a state built here).
         crate::clock::set(clock);
+        // And the files the C library's file functions work on, while the
+        // session is set up.
+        // SAFETY: The guard is dropped below, before anything can free the Vm.
+        let files = unsafe { crate::files::activate(&vm) };
         let state = vm.state();
         let setup = Setup {
             allow: &allow,
@@ -157,6 +176,8 @@ impl Session {
                 (&setup as *const Setup).cast_mut().cast::<c_void>(),
             )
         };
+        // Setup was the only Lua code to run here.
+        drop(files);
         if status != ffi::LUA_OK {
             if let Some(trip) = vm.tripped() {
                 // Name the limit that was really too small.
@@ -203,6 +224,11 @@ impl Session {
         let vm = &*self.vm;
         let l = vm.state();
         let chunk = request.chunk;
+        // This session's files, for the C library's file functions, until
+        // the eval returns (finalizers in `begin` included).
+        // SAFETY: The guard lives on this frame, which `&self` (and so the Vm)
+        // outlives.
+        let _files = unsafe { crate::files::activate(vm) };
         let result = match self.begin() {
             // A finalizer run by the collection before the chunk tripped a
             // limit: the eval ends with that, charged with what ran.
@@ -226,7 +252,7 @@ impl Session {
                 capability_calls: capability::calls(vm).made(),
                 output_bytes: output::written(vm),
             },
-            files: Vec::new(),
+            files: crate::files::written(vm),
         }
     }
 
@@ -247,9 +273,8 @@ impl Session {
             ));
         }
         output::set_stdin(vm, request.stdin.clone());
-        // Mounting `request.files` comes with the session's namespace.
-        let _ = request.files;
-        Ok(())
+        crate::files::mount(vm, request.files)
+            .map_err(|(kind, message)| located(Kind::Error(kind), message, None, request.chunk))
     }
 
     /// Sets `inputs`, loads `code` and calls it: the part of [`Session::eval`]
@@ -325,7 +350,13 @@ impl Session {
         self.reset();
         // SAFETY: The state is live; `arm` only sets two of its fields.
         unsafe { limits::arm(l) };
-        if vm.used_bytes() as u64 > vm.limits().max_memory_bytes / 2 {
+        // The session's files share the limit and are not garbage: the
+        // heap may use half of what they leave.
+        let room = vm
+            .limits()
+            .max_memory_bytes
+            .saturating_sub(vm.external_bytes() as u64);
+        if vm.used_bytes() as u64 > room / 2 {
             // SAFETY: Between evals the state is live and its stack empty,
             // which leaves room for `protected`'s two values; the collection
             // and the finalizers it runs raise only inside that protected
@@ -360,6 +391,8 @@ impl Session {
     pub fn check(&self, code: &[u8], chunk: &str) -> Result<Vec<crate::check::Diagnostic>, Error> {
         let vm = &*self.vm;
         let l = vm.state();
+        // SAFETY: As in `eval`.
+        let _files = unsafe { crate::files::activate(vm) };
         // Nothing of the script's may run during a check: no collection
         // (which would run finalizers, and through them capabilities, `log`
         // and output) until it is over. An emergency collection at the heap

@@ -122,6 +122,11 @@ pub struct Vm {
     /// may be read.
     started: Cell<Option<std::time::Instant>>,
     used: Cell<usize>,
+    /// Bytes held outside the Lua heap that count against
+    /// `max-memory-bytes` together with it: the session's files (see
+    /// [`Vm::charge_external`]).
+    external: Cell<usize>,
+    /// The most `used + external` has been since the peak was restarted.
     peak: Cell<usize>,
     trip: RefCell<Option<Trip>>,
     /// Arms the budget after a trip (see [`OnTrip`]).
@@ -201,6 +206,7 @@ impl Vm {
             clock: Cell::new(clock),
             started: Cell::new(None),
             used: Cell::new(0),
+            external: Cell::new(0),
             peak: Cell::new(0),
             trip: RefCell::new(None),
             on_trip,
@@ -337,7 +343,7 @@ impl Vm {
     pub fn begin_eval(&self) {
         self.trip.replace(None);
         self.tagged.replace(None);
-        self.peak.set(self.used.get());
+        self.restart_peak();
         // SAFETY: `begin_eval` runs from the session between evals, never from
         // inside a Lua call, so no `push_owned` is using the slot while it is
         // replaced.
@@ -419,15 +425,50 @@ impl Vm {
         self.used.get()
     }
 
-    /// Starts the peak over from the heap in use now.
+    /// Starts the peak over from the bytes counted now (the heap and the
+    /// external bytes).
     pub fn restart_peak(&self) {
-        self.peak.set(self.used.get());
+        self.peak
+            .set(self.used.get().saturating_add(self.external.get()));
     }
 
-    /// The most bytes the heap held since [`Vm::begin_eval`] (or
-    /// [`Vm::restart_peak`]).
+    /// The most bytes the heap and the external bytes held together since
+    /// [`Vm::begin_eval`] (or [`Vm::restart_peak`]).
     pub fn peak_bytes(&self) -> usize {
         self.peak.get()
+    }
+
+    /// Bytes held outside the Lua heap that count against
+    /// `max-memory-bytes` with it (see [`Vm::charge_external`]).
+    pub fn external_bytes(&self) -> usize {
+        self.external.get()
+    }
+
+    /// Counts `bytes` more held outside the Lua heap (a file's bytes, a C
+    /// stream's buffer) against `max-memory-bytes`, which the heap and
+    /// these bytes share: the allocator refuses a block that would take
+    /// the two past the limit. Returns `false`, counting nothing, when
+    /// `bytes` do not fit; tripping the limit is then the caller's, with a
+    /// message naming what did not fit. Never allocates.
+    pub fn charge_external(&self, bytes: usize) -> bool {
+        let total = self
+            .used
+            .get()
+            .saturating_add(self.external.get())
+            .saturating_add(bytes);
+        if total as u64 > self.limits().max_memory_bytes {
+            return false;
+        }
+        self.external.set(self.external.get() + bytes);
+        if total > self.peak.get() {
+            self.peak.set(total);
+        }
+        true
+    }
+
+    /// Gives back `bytes` that [`Vm::charge_external`] counted.
+    pub fn release_external(&self, bytes: usize) {
+        self.external.set(self.external.get().saturating_sub(bytes));
     }
 
     /// Records a tripped limit unless one already tripped, and arms the
@@ -543,20 +584,31 @@ unsafe extern "C" fn allocate(
         }
     }
     if nsize > old {
-        let wanted = vm.used.get().saturating_sub(old).saturating_add(nsize);
+        // The session's files share the limit (see `Vm::charge_external`).
+        let wanted = vm
+            .used
+            .get()
+            .saturating_sub(old)
+            .saturating_add(nsize)
+            .saturating_add(vm.external.get());
         if wanted as u64 > vm.limits().max_memory_bytes {
             // The first refusal trips the limit. Lua would retry some requests
             // after an emergency collection, but others (string buffers)
             // raise a catchable error at once; tripping here keeps every path
             // uncatchable. The limit therefore also counts garbage that a
             // collection would have freed.
-            vm.trip(
-                Kind::Error(ErrorKind::MemoryLimit),
+            let max = vm.limits().max_memory_bytes;
+            let files = vm.external.get();
+            let message = if files == 0 {
                 format!(
-                    "not enough memory (the Lua heap is limited to {} bytes by max-memory-bytes)",
-                    vm.limits().max_memory_bytes
-                ),
-            );
+                    "not enough memory (the Lua heap is limited to {max} bytes by max-memory-bytes)"
+                )
+            } else {
+                format!(
+                    "not enough memory (the Lua heap and the session's files, which hold {files} bytes, are limited to {max} bytes by max-memory-bytes)"
+                )
+            };
+            vm.trip(Kind::Error(ErrorKind::MemoryLimit), message);
             return ptr::null_mut();
         }
     }
@@ -580,8 +632,9 @@ unsafe extern "C" fn allocate(
     }
     let used = vm.used.get() - old + nsize;
     vm.used.set(used);
-    if used > vm.peak.get() {
-        vm.peak.set(used);
+    let counted = used.saturating_add(vm.external.get());
+    if counted > vm.peak.get() {
+        vm.peak.set(counted);
     }
     fresh.cast::<c_void>()
 }

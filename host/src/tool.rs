@@ -125,7 +125,8 @@ pub fn description<T: Send + Sync + 'static>(sandbox: &Sandbox<T>) -> String {
         "Run a Lua 5.4 chunk in a sandbox and get back what it wrote and the JSON form of the values it \
          returns. The full language and standard library are available (strings, patterns, tables, math, \
          utf8, coroutines, goto, integers and floats, io, os.time/date/clock, os.exit, debug.traceback \
-         and debug.getinfo). print, io.write and io.stderr write to the same output; io.stdin is empty. \
+         and debug.getinfo). print, io.write and io.stderr write to the same output; io.stdin reads the \
+         call's stdin, empty unless one is given. \
          Files: io.open, io.lines, loadfile, dofile, require, os.remove, os.rename and os.tmpname work on \
          the session's own files, kept in memory for the session and counted against its memory limit; \
          no host file is reachable. Names removed by the sandbox (io.popen, os.execute, string.dump, \

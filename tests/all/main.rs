@@ -9,6 +9,7 @@ mod determinism;
 mod engines;
 mod eval;
 mod faults;
+mod files;
 mod governance;
 mod host_memory;
 mod hostile;
