@@ -60,6 +60,11 @@ fn capability_args_runs_its_seeds() {
 }
 
 #[test]
+fn files_runs_its_seeds() {
+    replay("files", env!("CARGO_BIN_EXE_files"));
+}
+
+#[test]
 fn check_runs_its_seeds() {
     replay("check", env!("CARGO_BIN_EXE_check"));
 }
