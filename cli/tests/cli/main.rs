@@ -6,6 +6,7 @@
 //! are ignored unless asked for (`just nats-test`, which fails unless all of
 //! them ran), because they need `nats-server`.
 
+mod files;
 mod mcp;
 mod nats;
 mod serve;
