@@ -104,8 +104,10 @@ enum Command {
     },
     /// Serve the sandbox to agents over the Model Context Protocol.
     ///
-    /// Tools: run_lua (code, optional inputs and session), check_lua (code,
-    /// optional inputs and session), new_session and close_session. Speaks MCP on stdin and stdout, or streamable HTTP at
+    /// Tools: run_lua (code, optional inputs, args, files, stdin and
+    /// session; the files the script wrote come back as embedded
+    /// resources), check_lua (code, optional inputs and session),
+    /// new_session and close_session. Speaks MCP on stdin and stdout, or streamable HTTP at
     /// /mcp with --http. The sandbox flags apply to every run; a run
     /// without a session gets a fresh state. See docs/mcp.md.
     Mcp {
