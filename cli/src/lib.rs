@@ -63,8 +63,20 @@ enum Command {
         /// (repeatable): --input n=41 --input 'user={"name": "Ada"}'.
         #[arg(long, value_name = "NAME=JSON", value_parser = args::parse_input)]
         input: Vec<(String, serde_json::Value)>,
+        /// Mount a host file, read-only, in the script's files as NAME
+        /// (repeatable): --file data.csv=input/data.csv, or --file PATH to
+        /// mount it under PATH as given. The script opens it with io.open,
+        /// io.lines, loadfile, dofile or require; no other host file is
+        /// reachable. Each is read within --max-memory-bytes.
+        #[arg(long = "file", value_name = "NAME=PATH", value_parser = args::parse_file)]
+        files: Vec<(String, PathBuf)>,
         #[command(flatten)]
         sandbox: SandboxArgs,
+        /// The script's arguments, after `--`: `arg[1..n]` and the chunk's
+        /// `...`, as `lua5.4 FILE a b` gives them (`arg[0]` is the chunk
+        /// name: FILE's file name, or `stdin`).
+        #[arg(last = true, value_name = "ARGS")]
+        args: Vec<String>,
     },
     /// Check a Lua chunk without running it, under the same limits and
     /// sandbox flags as `run`.
@@ -133,13 +145,16 @@ enum Format {
     Mcp,
 }
 
-async fn run(
-    file: &Path,
-    json: bool,
-    inputs: &[(String, serde_json::Value)],
-    args: &SandboxArgs,
-) -> Result<u8> {
+/// What `moonbox run` gives the script besides its code.
+struct RunScript<'a> {
+    inputs: &'a [(String, serde_json::Value)],
+    files: &'a [(String, PathBuf)],
+    args: &'a [String],
+}
+
+async fn run(file: &Path, json: bool, script: &RunScript<'_>, args: &SandboxArgs) -> Result<u8> {
     let (code, chunk) = args.read_script(file)?;
+    let files = args.read_files(script.files)?;
     // Standard output is checked before anything runs: a closed stdout is a
     // host error, not a silent success.
     let stdout = input::Stdout::open()?;
@@ -152,9 +167,26 @@ async fn run(
         session.set_output_sink(Some(stdout.sink()));
         session.set_log_sink(Some(stdout.log_sink()));
     }
-    let outcome = session
-        .run(Script::new(code).inputs(inputs.iter().cloned()))
-        .await;
+    let mut run = Script::new(code)
+        .inputs(script.inputs.iter().cloned())
+        .args(script.args.iter().cloned());
+    for (name, bytes) in files {
+        run = run.file(name, bytes);
+    }
+    let outcome = session.run(run).await;
+    if !json {
+        let written = match &outcome {
+            Ok(out) => &out.files,
+            Err(e) => &e.files,
+        };
+        for file in written {
+            eprintln!(
+                "note: the script wrote the file '{}' ({} bytes); --json reports its contents",
+                file.name,
+                file.bytes.len()
+            );
+        }
+    }
     if json {
         let report = Report::from(&outcome);
         stdout.write(format!("{}\n", report.to_json()).as_bytes());
@@ -283,8 +315,17 @@ where
                 file,
                 json,
                 input,
+                files,
                 sandbox,
-            } => run(file, *json, input, sandbox).await,
+                args,
+            } => {
+                let script = RunScript {
+                    inputs: input,
+                    files,
+                    args,
+                };
+                run(file, *json, &script, sandbox).await
+            }
             Command::Check {
                 file,
                 strict,
