@@ -68,6 +68,9 @@ class Library:
         self.cwd = (self.dir / spec.get("cwd", ".")).resolve()
         self.entry = spec["entry"]
         self.expect = spec.get("expect", "pass")
+        self.allow = list(spec.get("allow", []))
+        if self.allow and not spec.get("allow_reason"):
+            raise SystemExit(f"manifest: {self.name}: allow needs an allow_reason")
         self.reason = spec.get("reason", "")
         self.known_error = spec.get("error", "")
         if self.expect not in ("pass", "fail"):
@@ -151,7 +154,7 @@ def native_env(lib):
 
 def moonbox_argv(moonbox, lib, manifest, allow):
     argv = [str(moonbox), "run", lib.entry, *manifest.get("moonbox", {}).get("args", [])]
-    for name in allow:
+    for name in [*lib.allow, *allow]:
         argv += ["--allow", name]
     for name, file in sorted(lib.modules.items()):
         argv += ["--module", f"{name}={os.path.relpath(file, lib.cwd)}"]
