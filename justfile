@@ -187,14 +187,14 @@ nats-test:
 # checks them. The guest (whose build unsets the wrapper, so the component
 # stays the same) is linted by clippy-guest.
 ci:
-    RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)" RUSTFLAGS="-D warnings" JUST="{{just_executable()}}" bash .ci/steps contract-check guest-check fmt-check clippy-guest deny test compat guest-test examples doc package-check python-package node-package "runtimes --require-all" mcp-test fuzz-seeds nats-test bench-smoke
+    RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)" RUSTFLAGS="-D warnings" JUST="{{just_executable()}}" bash .ci/steps contract-check guest-check fmt-check clippy-guest deny test compat libraries guest-test examples doc package-check python-package node-package "runtimes --require-all" mcp-test fuzz-seeds nats-test bench-smoke
 
 # A million mixed evals on one sandbox; checks results and RSS growth.
 soak EVALS="1000000":
     cargo run -q --release -p moonbox --example soak -- {{EVALS}}
 
-# Fuzz one target (eval, json_boundary, capability_args, check, cli_args,
-# serve_requests or mcp_messages) for SECONDS; needs cargo-fuzz. It starts from the target's
+# Fuzz one target (eval, json_boundary, capability_args, files, check,
+# cli_args, serve_requests or mcp_messages) for SECONDS; needs cargo-fuzz. It starts from the target's
 # committed seeds (fuzz/seeds) and keeps what it finds in fuzz/corpus.
 fuzz TARGET="eval" SECONDS="60":
     mkdir -p fuzz/corpus/{{TARGET}}
@@ -203,7 +203,14 @@ fuzz TARGET="eval" SECONDS="60":
 # Every fuzz target on its seeds (fuzz/seeds), built as `build` builds it:
 # no coverage instrumentation, no fuzzing, the targets' assertions.
 fuzz-seeds: build
-    bash .ci/expect-passed 8 cargo test -q --workspace --test seeds
+    bash .ci/expect-passed 9 cargo test -q --workspace --test seeds
+
+# The library battery (tests/libraries): real pure-Lua libraries' own test
+# suites under lua5.4 and inside `moonbox run`, compared; fails when a
+# library's result differs from what its manifest entry expects.
+libraries:
+    cargo build -q -p moonbox-cli
+    python3 tests/libraries/run.py --moonbox target/debug/moonbox
 
 # The official Lua 5.4 test suite inside the sandbox, with the per-file
 # report, and error messages against lua5.4 (ignored by `cargo test`; this

@@ -24,8 +24,10 @@ use crate::input::{self, Deadline};
 pub(crate) struct FileArgs {
     /// Mount the host file PATH read-only as NAME in the script's files
     /// (repeatable): io.open, io.lines, loadfile, dofile and require read
-    /// it; PATH alone mounts it under its file name. The files and --stdin
-    /// count against --max-memory-bytes together; at most 1024 files.
+    /// it; PATH alone mounts it under PATH as given, so the script opens it
+    /// by the path it would under lua5.4. No other host file is reachable.
+    /// The files and --stdin count against --max-memory-bytes together; at
+    /// most 1024 files.
     #[arg(long = "file", id = "mount", value_name = "NAME=PATH", value_parser = parse_mount)]
     pub(crate) mounts: Vec<(String, PathBuf)>,
     /// Give this command's standard input to the script as io.stdin (what
@@ -40,27 +42,21 @@ pub(crate) struct FileArgs {
     pub(crate) out_dir: Option<PathBuf>,
 }
 
-/// Parses `--file NAME=PATH`, or `--file PATH` (mounted under its file
-/// name). The first `=` splits a name from a path: a path that holds `=`
-/// needs its name given.
+/// Parses `--file NAME=PATH`, or `--file PATH`, mounted under PATH as
+/// given (the sandbox normalises it: `./data/x.csv` and `data/x.csv` are
+/// one name, `/tmp/x.csv` is `tmp/x.csv`), so that a script opens it by the
+/// path it would open under lua5.4. The first `=` splits a name from a
+/// path: a path that holds `=` needs its name given.
 pub(crate) fn parse_mount(s: &str) -> Result<(String, PathBuf), String> {
-    if let Some((name, path)) = s.split_once('=') {
-        if name.is_empty() || path.is_empty() {
-            return Err(format!(
-                "'{s}' is not NAME=PATH or PATH, as in --file data.csv=/tmp/export.csv or --file /tmp/data.csv"
-            ));
+    match s.split_once('=') {
+        Some((name, path)) if !name.is_empty() && !path.is_empty() => {
+            Ok((name.to_owned(), PathBuf::from(path)))
         }
-        return Ok((name.to_owned(), PathBuf::from(path)));
+        None if !s.is_empty() => Ok((s.to_owned(), PathBuf::from(s))),
+        _ => Err(format!(
+            "'{s}' is not NAME=PATH or PATH, as in --file data.csv=/tmp/export.csv or --file data/in.csv"
+        )),
     }
-    let path = PathBuf::from(s);
-    let name = path
-        .file_name()
-        .and_then(|n| n.to_str())
-        .filter(|n| !n.is_empty())
-        .ok_or_else(|| {
-            format!("'{s}' has no UTF-8 file name to mount it under; give one: --file NAME={s}")
-        })?;
-    Ok((name.to_owned(), path))
 }
 
 impl FileArgs {
@@ -88,7 +84,7 @@ impl FileArgs {
         let mut names: Vec<&str> = Vec::with_capacity(self.mounts.len());
         for (name, path) in &self.mounts {
             if names.contains(&name.as_str()) {
-                bail!("--file names '{name}' twice; each name may be mounted once");
+                bail!("file '{name}' is given twice with --file; each name may appear once");
             }
             names.push(name);
             let Some(bytes) = input::read_within(path, "file", left, deadline)
@@ -268,7 +264,10 @@ mod tests {
         );
         assert_eq!(
             parse_mount("/tmp/data/x.csv"),
-            Ok(("x.csv".to_owned(), PathBuf::from("/tmp/data/x.csv")))
+            Ok((
+                "/tmp/data/x.csv".to_owned(),
+                PathBuf::from("/tmp/data/x.csv")
+            ))
         );
         assert_eq!(
             parse_mount("lib/util.lua=src/util.lua"),
@@ -276,7 +275,7 @@ mod tests {
         );
         assert!(parse_mount("=x").unwrap_err().contains("NAME=PATH"));
         assert!(parse_mount("x=").unwrap_err().contains("NAME=PATH"));
-        assert!(parse_mount("/").unwrap_err().contains("--file NAME=/"));
+        assert!(parse_mount("").unwrap_err().contains("NAME=PATH"));
     }
 
     #[test]

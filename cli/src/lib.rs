@@ -7,7 +7,7 @@
 //! Exit codes: 0 success; 1 a Lua error (syntax, runtime, sandboxed,
 //! capability, invalid value); 2 a usage, input or host error (internal
 //! errors and poisoned sessions included); 3 a limit stopped the script; 4
-//! `check --strict` found warnings; an allowed `os.exit(n)` exits with `n`
+//! `check --strict` found warnings; `os.exit(n)` exits with `n`
 //! (modulo 256).
 
 mod args;
@@ -263,7 +263,7 @@ fn flag_note(kind: ErrorKind) -> Option<&'static str> {
     }
 }
 
-/// The process status for an allowed `os.exit(code)`: the low byte, as a
+/// The process status for `os.exit(code)`: the low byte, as a
 /// POSIX shell sees it.
 fn exit_status(code: i32) -> u8 {
     (code & 0xff) as u8

@@ -508,7 +508,7 @@ async fn args_files_and_stdin_reach_the_script_and_written_files_come_back() {
     let conn = default_connection().await;
     let code = "local n = 0 for line in io.lines('data/in.csv') do n = n + 1 end\n\
                 local util = require('lib.util')\n\
-                local f = io.open('out/report.txt', 'w') f:write(util.shout(arg[1]), ' ', n) f:close()\n\
+                local f = io.open('report.txt', 'w') f:write(util.shout(arg[1]), ' ', n) f:close()\n\
                 io.open('raw.bin', 'wb'):write('\\0\\255'):close()\n\
                 return select('#', ...), io.read('a'), io.open('bytes.bin', 'rb'):read('a')";
     let result = call(
@@ -532,8 +532,8 @@ async fn args_files_and_stdin_reach_the_script_and_written_files_come_back() {
     assert_eq!(
         got["files"],
         json!([
-            {"name": "out/report.txt", "size": 7, "text": "HELLO 3"},
-            {"name": "raw.bin", "size": 2, "base64": "AP8="}
+            {"name": "raw.bin", "size": 2, "base64": "AP8="},
+            {"name": "report.txt", "size": 7, "text": "HELLO 3"}
         ])
     );
     // The text line, then one embedded resource per file.
@@ -542,11 +542,11 @@ async fn args_files_and_stdin_reach_the_script_and_written_files_come_back() {
     assert_eq!(blocks[0]["type"], "text");
     assert_eq!(
         blocks[1],
-        json!({"type": "resource", "resource": {"uri": "file:///out/report.txt", "mimeType": "text/plain", "text": "HELLO 3"}})
+        json!({"type": "resource", "resource": {"uri": "file:///raw.bin", "mimeType": "application/octet-stream", "blob": "AP8="}})
     );
     assert_eq!(
         blocks[2],
-        json!({"type": "resource", "resource": {"uri": "file:///raw.bin", "mimeType": "application/octet-stream", "blob": "AP8="}})
+        json!({"type": "resource", "resource": {"uri": "file:///report.txt", "mimeType": "text/plain", "text": "HELLO 3"}})
     );
 
     // A failed run carries what it wrote too; one without args has arg nil.

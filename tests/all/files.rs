@@ -377,17 +377,23 @@ async fn no_host_path_is_reachable() {
             "/: Is a directory 21",
             ".: Is a directory 21",
             "..: Is a directory 21",
-            "/tmp: No such file or directory 2",
+            "/tmp: Is a directory 21",
         ])]
     );
-    // `..` stops at the root: these all name the script's own /etc/passwd.
+    // `..` stops at the root: these all name the script's own /etc/passwd
+    // (in the directory a mounted file makes).
     let code = r#"
+        assert(io.open("../../etc/hosts")) -- the mount
         local f = assert(io.open("../../etc/passwd", "w")) f:write("mine") f:close()
         return io.open("/etc/passwd"):read("a"), io.open("etc/passwd"):read("a"),
             io.open("/../etc/./passwd"):read("a"), io.open("./etc//passwd"):read("a")
     "#;
+    let out = sb
+        .run(moonbox::Script::new(code).file("/etc/hosts", "127.0.0.1 localhost\n"))
+        .await
+        .unwrap();
     assert_eq!(
-        values(&sb, code).await,
+        out.values,
         [json!("mine"), json!("mine"), json!("mine"), json!("mine")]
     );
     assert_eq!(
@@ -459,14 +465,13 @@ async fn tmpfile_is_an_anonymous_read_write_file() {
 #[tokio::test]
 async fn require_finds_modules_the_script_wrote() {
     let code = r#"
-        -- The path the sandbox sets (in this worktree `package` is allowed,
-        -- which keeps the interpreter's default path).
         local f = assert(io.open("greet.lua", "w"))
         f:write("local M = {} function M.hi(n) return 'hi ' .. n end return M")
         f:close()
-        local g = assert(io.open("pkg/init.lua", "w")) g:write("return {name = ...}") g:close()
+        -- (in /tmp, a directory every session has)
+        local g = assert(io.open("tmp/init.lua", "w")) g:write("return {name = ...}") g:close()
         local greet = require("greet")
-        return greet.hi("there"), require("greet") == greet, require("pkg").name,
+        return greet.hi("there"), require("greet") == greet, require("tmp").name,
             package.searchpath("greet", package.path), (select(2, pcall(require, "nope")):match("no file './nope.lua'"))
     "#;
     assert_eq!(
@@ -474,7 +479,7 @@ async fn require_finds_modules_the_script_wrote() {
         [
             json!("hi there"),
             json!(true),
-            json!("pkg"),
+            json!("tmp"),
             json!("./greet.lua"),
             json!("no file './nope.lua'")
         ]
@@ -719,7 +724,7 @@ async fn mounted_files_are_read_only_inputs_and_written_files_come_back() {
             local _, n = line:match("(%w+),(%d+)")
             total = total + tonumber(n)
         end
-        local out = assert(io.open("out/total.txt", "w"))
+        local out = assert(io.open("data/total.txt", "w"))
         out:write(total, "\n")
         out:close()
         local scratch = io.open("scratch", "w") scratch:write("gone") scratch:close()
@@ -746,7 +751,7 @@ async fn mounted_files_are_read_only_inputs_and_written_files_come_back() {
         ]
     );
     // Only what the script wrote comes back; mounted and removed files do not.
-    assert_eq!(written(&out.files), [("out/total.txt", "6\n".to_owned())]);
+    assert_eq!(written(&out.files), [("data/total.txt", "6\n".to_owned())]);
 }
 
 #[tokio::test]
@@ -884,4 +889,35 @@ async fn bad_mounts_are_refused_before_the_chunk_runs() {
     assert_eq!(e.kind, ErrorKind::MemoryLimit, "{}", e.message);
     assert!(e.message.contains("file 'big'"), "{}", e.message);
     assert_usable(&small).await;
+}
+
+#[tokio::test]
+async fn directories_are_implicit_and_a_file_needs_one() {
+    let sb = files();
+    let script = Script::new(
+        r#"
+        local results = {}
+        local function try(name) local f, err = io.open(name, "w") if f then f:close() return "ok" end return err end
+        results[#results + 1] = try("out/report.txt")
+        results[#results + 1] = try("data/out.csv")
+        results[#results + 1] = try("/tmp/scratch")
+        results[#results + 1] = try("data")
+        results[#results + 1] = try("data/in.csv/x")
+        results[#results + 1] = select(2, os.rename("/tmp/scratch", "nowhere/x"))
+        return results
+        "#,
+    )
+    .file("data/in.csv", "1");
+    let out = sb.run(script).await.unwrap();
+    assert_eq!(
+        out.values,
+        [json!([
+            "out/report.txt: No such file or directory",
+            "ok",
+            "ok",
+            "data: Is a directory",
+            "data/in.csv/x: Not a directory",
+            "No such file or directory"
+        ])]
+    );
 }

@@ -68,6 +68,9 @@ class Library:
         self.cwd = (self.dir / spec.get("cwd", ".")).resolve()
         self.entry = spec["entry"]
         self.expect = spec.get("expect", "pass")
+        self.allow = list(spec.get("allow", []))
+        if self.allow and not spec.get("allow_reason"):
+            raise SystemExit(f"manifest: {self.name}: allow needs an allow_reason")
         self.reason = spec.get("reason", "")
         self.known_error = spec.get("error", "")
         if self.expect not in ("pass", "fail"):
@@ -86,6 +89,13 @@ class Library:
                 self.modules.update(tree_modules(HERE / tree))
         for name, rel in spec.get("modules", {}).items():
             self.modules[name] = (self.cwd / rel).resolve()
+        # Files mounted in the session (paths relative to cwd), under the
+        # name the script opens them by: the sandbox's working directory is
+        # the root of its files, where a leading ../ stays at the root.
+        self.files = {}
+        for rel in spec.get("files", []):
+            name = os.path.normpath("/" + rel).lstrip("/")
+            self.files[name] = (self.cwd / rel).resolve()
         self.normalize = [(re.compile(p), r) for p, r in manifest.get("normalize", [])]
         self.normalize += [(re.compile(p), r) for p, r in spec.get("normalize", [])]
 
@@ -94,6 +104,9 @@ class Library:
         problems = []
         if not (self.cwd / self.entry).is_file():
             problems.append(f"entry {self.entry} not found in {self.cwd}")
+        for name, file in self.files.items():
+            if not file.is_file():
+                problems.append(f"file {name}: {file} does not exist")
         for name, file in self.modules.items():
             if not file.is_file():
                 problems.append(f"module {name}: {file} does not exist")
@@ -141,10 +154,12 @@ def native_env(lib):
 
 def moonbox_argv(moonbox, lib, manifest, allow):
     argv = [str(moonbox), "run", lib.entry, *manifest.get("moonbox", {}).get("args", [])]
-    for name in allow:
+    for name in [*lib.allow, *allow]:
         argv += ["--allow", name]
     for name, file in sorted(lib.modules.items()):
         argv += ["--module", f"{name}={os.path.relpath(file, lib.cwd)}"]
+    for name, file in sorted(lib.files.items()):
+        argv += ["--file", f"{name}={os.path.relpath(file, lib.cwd)}"]
     return argv
 
 

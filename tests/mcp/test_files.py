@@ -21,10 +21,10 @@ for line in io.lines('data/sales.csv') do
   if amount then total = total + tonumber(amount) end
 end
 local fmt = require('lib.fmt')
-local out = assert(io.open('out/summary.txt', 'w'))
+local out = assert(io.open('/tmp/summary.txt', 'w'))
 out:write(fmt.line(arg[1], total), '\\n')
 out:close()
-io.open('out/raw.bin', 'wb'):write('\\0\\1\\255'):close()
+io.open('raw.bin', 'wb'):write('\\0\\1\\255'):close()
 return select('#', ...), arg[2], io.read('l')
 """
 
@@ -61,18 +61,18 @@ async def test_a_script_reads_a_mounted_file_uses_args_and_returns_what_it_wrote
         assert report["ok"] is True, text_of(result)
         assert report["values"] == [2, "second", "first line"]
         assert report["files"] == [
-            {"name": "out/raw.bin", "size": 3, "base64": base64.b64encode(b"\0\1\xff").decode()},
-            {"name": "out/summary.txt", "size": 11, "text": "Total: 200\n"},
+            {"name": "raw.bin", "size": 3, "base64": base64.b64encode(b"\0\1\xff").decode()},
+            {"name": "tmp/summary.txt", "size": 11, "text": "Total: 200\n"},
         ]
 
         resources = [c for c in result.content if isinstance(c, types.EmbeddedResource)]
         by_uri = {str(r.resource.uri): r.resource for r in resources}
-        assert set(by_uri) == {"file:///out/raw.bin", "file:///out/summary.txt"}
-        summary = by_uri["file:///out/summary.txt"]
+        assert set(by_uri) == {"file:///raw.bin", "file:///tmp/summary.txt"}
+        summary = by_uri["file:///tmp/summary.txt"]
         assert isinstance(summary, types.TextResourceContents)
         assert summary.mimeType == "text/plain"
         assert summary.text == "Total: 200\n"
-        raw = by_uri["file:///out/raw.bin"]
+        raw = by_uri["file:///raw.bin"]
         assert isinstance(raw, types.BlobResourceContents)
         assert raw.mimeType == "application/octet-stream"
         assert base64.b64decode(raw.blob) == b"\0\1\xff"

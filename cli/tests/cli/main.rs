@@ -1140,3 +1140,120 @@ fn json_mode_carries_log_events_in_the_report_only() {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON object");
     assert_eq!(report["logs"], serde_json::json!([]));
 }
+
+#[test]
+fn args_after_a_double_dash_become_arg_and_the_chunk_s_varargs() {
+    let script = temp_file(
+        "args.lua",
+        b"print(arg[0], arg[1], arg[2], #arg) print(...)",
+    );
+    let path = script.to_str().unwrap();
+    let out = moonbox(&["run", path, "--", "one", "--two"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "args.lua\tone\t--two\t2\none\t--two\n",
+        "arg[0] is the chunk name: the script's file name"
+    );
+    // Without arguments, `arg` holds the script's name, as lua5.4 sets it.
+    let out = moonbox_with_stdin(
+        &["run", "-"],
+        Some(b"print(arg[0], #arg, select('#', ...))"),
+    );
+    assert_eq!(text(&out.stdout), "stdin\t0\t0\n");
+}
+
+#[test]
+fn files_mount_read_only_and_what_the_script_writes_is_reported() {
+    let data = temp_file("data.csv", b"a,1\nb,2\n");
+    let module = temp_file(
+        "util.lua",
+        b"return { double = function(n) return n * 2 end }",
+    );
+    let code =
+        b"local n = 0 for l in io.lines('in/data.csv') do n = n + tonumber(l:match('%d+')) end \
+                 local f = assert(io.open('in/total.txt', 'w')) f:write(n) f:close() \
+                 return require('lib.util').double(n), io.open('in/data.csv', 'w')";
+    let data_flag = format!("in/data.csv={}", data.display());
+    let module_flag = format!("lib/util.lua={}", module.display());
+    let out = moonbox_with_stdin(
+        &["run", "--file", &data_flag, "--file", &module_flag, "-"],
+        Some(code),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(
+        text(&out.stdout),
+        "[6,null,\"in/data.csv: Permission denied\",13]\n"
+    );
+    assert_eq!(
+        text(&out.stderr),
+        "wrote in/total.txt (1 byte); pass --out-dir DIR to keep it\n"
+    );
+    // The report carries the file.
+    let out = moonbox_with_stdin(
+        &[
+            "run",
+            "--json",
+            "--file",
+            &data_flag,
+            "--file",
+            &module_flag,
+            "-",
+        ],
+        Some(code),
+    );
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        report["files"],
+        serde_json::json!([{"name": "in/total.txt", "size": 1, "text": "3"}])
+    );
+}
+
+#[test]
+fn bad_file_flags_are_refused_before_anything_runs() {
+    for (flag, message) in [
+        ("x=", "is not NAME=PATH or PATH"),
+        ("=x", "is not NAME=PATH or PATH"),
+        (
+            "a=/nonexistent/moonbox-file",
+            "--file a: cannot read the file '/nonexistent/moonbox-file'",
+        ),
+    ] {
+        let out = moonbox_with_stdin(&["run", "--file", flag, "-"], Some(b"print('ran')"));
+        assert_eq!(out.status.code(), Some(2), "{flag}");
+        assert!(
+            text(&out.stderr).contains(message),
+            "{flag}: {}",
+            text(&out.stderr)
+        );
+        assert_eq!(text(&out.stdout), "");
+    }
+    let big = temp_file("big.bin", &vec![b'x'; 2 << 20]);
+    let flag = format!("big={}", big.display());
+    let out = moonbox_with_stdin(
+        &["run", "--max-memory-bytes", "1MiB", "--file", &flag, "-"],
+        Some(b"print('ran')"),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("does not fit: mounted files and --stdin take at most --max-memory-bytes (1048576 bytes) together"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = moonbox_with_stdin(
+        &[
+            "run",
+            "--file",
+            "a=Cargo.toml",
+            "--file",
+            "a=README.md",
+            "-",
+        ],
+        Some(b"print('ran')"),
+    );
+    assert!(
+        text(&out.stderr).contains("given twice"),
+        "{}",
+        text(&out.stderr)
+    );
+}

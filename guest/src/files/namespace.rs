@@ -308,9 +308,12 @@ impl Drop for Data {
     }
 }
 
-/// The session's files: a flat map from resolved path to file. There are
-/// no directories: a path may contain `/`, and `a` and `a/b` may both be
-/// files.
+/// The session's files: a map from resolved path to file. Directories are
+/// implicit, as in an archive: the root, `/tmp`, and every directory a file
+/// is in exist, so mounting `data/in.csv` makes `data` one. A file may be
+/// created only in a directory that exists, as POSIX says (a script has no
+/// `mkdir`, so it writes beside its files, or where the host mounted some);
+/// a directory vanishes with its last file.
 #[derive(Default)]
 pub struct Namespace {
     files: RefCell<BTreeMap<Vec<u8>, Rc<Data>>>,
@@ -328,6 +331,42 @@ impl Namespace {
     #[cfg(test)]
     pub fn len(&self) -> usize {
         self.files.borrow().len()
+    }
+
+    /// Whether `path` is a directory: the root, `/tmp`, or the directory of
+    /// some file.
+    fn is_directory(&self, path: &[u8]) -> bool {
+        if path == b"/" || path == b"/tmp" {
+            return true;
+        }
+        let mut prefix = path.to_vec();
+        prefix.push(b'/');
+        self.files
+            .borrow()
+            .range(prefix.clone()..)
+            .next()
+            .is_some_and(|(name, _)| name.starts_with(&prefix))
+    }
+
+    /// Why a file cannot be created at `path`, if it cannot: its name is a
+    /// directory's (`IsDirectory`), its directory does not exist
+    /// (`NotFound`), or a file stands where its directory should
+    /// (`NotDirectory`).
+    fn check_creatable(&self, path: &[u8]) -> Result<(), Error> {
+        if self.is_directory(path) {
+            return Err(Error::IsDirectory);
+        }
+        let parent = match path.iter().rposition(|&b| b == b'/') {
+            Some(0) | None => return Ok(()),
+            Some(at) => &path[..at],
+        };
+        if self.is_directory(parent) {
+            Ok(())
+        } else if self.exists(parent) {
+            Err(Error::NotDirectory)
+        } else {
+            Err(Error::NotFound)
+        }
     }
 
     /// The error for a name that can only be a directory, when the
@@ -376,9 +415,11 @@ impl Namespace {
                 }
                 data
             }
+            None if self.is_directory(&path) => return Err(Error::IsDirectory),
             None if !mode.create => return Err(Error::NotFound),
             None if self.files.borrow().len() >= MAX_FILES => return Err(Error::TooMany),
             None => {
+                self.check_creatable(&path)?;
                 // SAFETY: The caller's: the file goes into `vm`'s namespace.
                 let data = unsafe { Data::create(vm, path.len())? };
                 self.files
@@ -443,6 +484,9 @@ impl Namespace {
         }
         if from == to {
             return Ok(());
+        }
+        if !self.exists(&to) {
+            self.check_creatable(&to)?;
         }
         data.rename(to.len())?;
         data.written.set(true);
@@ -724,9 +768,26 @@ mod tests {
                 Some(Error::NotDirectory)
             );
             assert_eq!(ns.open(&vm, b"", mode("w")).err(), Some(Error::NotFound));
-            // No directories: `x` and `x/y` are both files.
-            ns.open(&vm, b"x/y", mode("w")).unwrap();
-            assert_eq!(ns.len(), 2);
+            // Directories are implicit: a file may be created only in one
+            // that exists (the root, /tmp, or where a file is).
+            assert_eq!(
+                ns.open(&vm, b"x/y", mode("w")).err(),
+                Some(Error::NotDirectory),
+                "x is a file"
+            );
+            assert_eq!(
+                ns.open(&vm, b"/a/b/c/d", mode("w")).err(),
+                Some(Error::NotFound)
+            );
+            ns.open(&vm, b"/tmp/t", mode("w")).unwrap();
+            ns.mount(&vm, b"data/in.csv", b"1").unwrap();
+            ns.open(&vm, b"data/out.csv", mode("w")).unwrap();
+            assert_eq!(
+                ns.open(&vm, b"data", mode("w")).err(),
+                Some(Error::IsDirectory)
+            );
+            assert_eq!(ns.open(&vm, b"data", R).err(), Some(Error::IsDirectory));
+            assert_eq!(ns.len(), 4);
         }
     }
 
