@@ -119,8 +119,9 @@ enum Command {
     /// Serve the sandbox as an HTTP JSON API: evals, sessions, health and
     /// metrics.
     ///
-    /// POST /v1/eval runs {"code", "inputs", "limits"} in a fresh sandbox
-    /// and answers the same report as `run --json`; POST /v1/sessions,
+    /// POST /v1/eval runs {"code", "inputs", "args", "files", "stdin",
+    /// "limits"} in a fresh sandbox and answers the same report as `run
+    /// --json`, with the files the script wrote; POST /v1/sessions,
     /// POST /v1/sessions/ID/eval and DELETE /v1/sessions/ID keep state
     /// across evals. The sandbox flags are the ceiling a request's limits
     /// must stay under. Past the bounds, requests get 429 with Retry-After.

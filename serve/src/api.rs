@@ -26,6 +26,18 @@ pub(crate) struct EvalBody {
     pub(crate) chunk_name: Option<String>,
     #[serde(default)]
     pub(crate) limits: Option<LimitsBody>,
+    /// The script's arguments (`arg` and `...`): an array of strings. Kept
+    /// as text until the turn, as the inputs are.
+    #[serde(default)]
+    pub(crate) args: Option<Box<RawValue>>,
+    /// Files mounted read-only: an array of `{"name", "text"}` or
+    /// `{"name", "base64"}`. Kept as text until the turn.
+    #[serde(default)]
+    pub(crate) files: Option<Box<RawValue>>,
+    /// What `io.stdin` reads: a string, or `{"base64": ...}`. Kept as text
+    /// until the turn.
+    #[serde(default)]
+    pub(crate) stdin: Option<Box<RawValue>>,
 }
 
 /// `POST /v1/sessions/{id}/eval`: a session's limits are set when it
@@ -39,6 +51,15 @@ pub(crate) struct SessionEvalBody {
     pub(crate) inputs: Option<Box<RawValue>>,
     #[serde(default)]
     pub(crate) chunk_name: Option<String>,
+    /// As [`EvalBody::args`].
+    #[serde(default)]
+    pub(crate) args: Option<Box<RawValue>>,
+    /// As [`EvalBody::files`].
+    #[serde(default)]
+    pub(crate) files: Option<Box<RawValue>>,
+    /// As [`EvalBody::stdin`].
+    #[serde(default)]
+    pub(crate) stdin: Option<Box<RawValue>>,
 }
 
 /// `POST /v1/sessions` (the body may be empty).
@@ -170,23 +191,176 @@ pub(crate) fn parse<T: serde::de::DeserializeOwned>(
     })
 }
 
-/// The script of an eval request, checked but with its inputs still text:
-/// [`Pending::script`] parses them once the eval has its turn.
+/// The script of an eval request, checked but with its inputs, arguments,
+/// files and stdin still text: [`Pending::script`] parses them once the
+/// eval has its turn.
 pub(crate) struct Pending {
     code: String,
     inputs: Option<Box<RawValue>>,
     chunk_name: Option<String>,
+    extras: Extras,
 }
 
-/// Checks an eval request's script, leaving its inputs unparsed.
+/// An eval request's `args`, `files` and `stdin`, as text.
+#[derive(Default)]
+pub(crate) struct Extras {
+    pub(crate) args: Option<Box<RawValue>>,
+    pub(crate) files: Option<Box<RawValue>>,
+    pub(crate) stdin: Option<Box<RawValue>>,
+}
+
+impl Extras {
+    /// Refuses what is not of the right kind of JSON value, before the turn:
+    /// `args` and `files` arrays, `stdin` a string or an object.
+    fn check(&self) -> Result<(), ApiError> {
+        let starts = |raw: &Option<Box<RawValue>>, with: &[char]| {
+            raw.as_ref()
+                .is_none_or(|raw| raw.get() == "null" || raw.get().starts_with(with))
+        };
+        if !starts(&self.args, &['[']) {
+            return Err(ApiError::bad_request(ARGS_SHAPE));
+        }
+        if !starts(&self.files, &['[']) {
+            return Err(ApiError::bad_request(FILES_SHAPE));
+        }
+        if !starts(&self.stdin, &['"', '{']) {
+            return Err(ApiError::bad_request(STDIN_SHAPE));
+        }
+        Ok(())
+    }
+
+    /// `script` with these arguments, files and stdin, parsed.
+    fn apply(self, mut script: Script) -> Result<Script, ApiError> {
+        if let Some(raw) = &self.args {
+            let args: Option<Vec<String>> =
+                serde_json::from_str(raw.get()).map_err(|_| ApiError::bad_request(ARGS_SHAPE))?;
+            if let Some(args) = args {
+                if args.len() > Limits::MAX_ARGS {
+                    return Err(ApiError::bad_request(format!(
+                        "the request has {} args, more than {}",
+                        args.len(),
+                        Limits::MAX_ARGS
+                    )));
+                }
+                script = script.args(args);
+            }
+        }
+        if let Some(raw) = &self.files {
+            let files: Option<Vec<FileBody>> = serde_json::from_str(raw.get())
+                .map_err(|e| ApiError::bad_request(format!("{FILES_SHAPE} ({e})")))?;
+            let files = files.unwrap_or_default();
+            if files.len() > Limits::MAX_FILES {
+                return Err(ApiError::bad_request(format!(
+                    "the request has {} files, more than {}",
+                    files.len(),
+                    Limits::MAX_FILES
+                )));
+            }
+            let mut names = std::collections::HashSet::with_capacity(files.len());
+            for file in files {
+                if !names.insert(file.name.clone()) {
+                    return Err(ApiError::bad_request(format!(
+                        "files: '{}' is given twice",
+                        shown(&file.name)
+                    )));
+                }
+                let bytes = content(&file.name, "files", file.text, file.base64)?;
+                script = script.file(file.name, bytes);
+            }
+        }
+        if let Some(raw) = &self.stdin {
+            let stdin: Option<Content> =
+                serde_json::from_str(raw.get()).map_err(|_| ApiError::bad_request(STDIN_SHAPE))?;
+            match stdin {
+                None => {}
+                Some(Content::Text(text)) => script = script.stdin(text),
+                Some(Content::Bytes(Base64 { base64 })) => {
+                    script = script.stdin(content("stdin", "stdin", None, Some(base64))?);
+                }
+            }
+        }
+        Ok(script)
+    }
+}
+
+const ARGS_SHAPE: &str = "args must be an array of strings: arg[1..n] and the chunk's ...";
+const FILES_SHAPE: &str =
+    "files must be an array of {\"name\", \"text\"} or {\"name\", \"base64\"} objects";
+const STDIN_SHAPE: &str = "stdin must be a string, or {\"base64\": \"...\"} for bytes";
+
+/// One of an eval request's `files`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileBody {
+    name: String,
+    #[serde(default)]
+    text: Option<String>,
+    #[serde(default)]
+    base64: Option<String>,
+}
+
+/// An eval request's `stdin`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Content {
+    Text(String),
+    Bytes(Base64),
+}
+
+/// `{"base64": ...}`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Base64 {
+    base64: String,
+}
+
+/// A file's (or stdin's) bytes: its text, or its base64 decoded; exactly
+/// one of the two.
+fn content(
+    name: &str,
+    field: &str,
+    text: Option<String>,
+    base64: Option<String>,
+) -> Result<Vec<u8>, ApiError> {
+    use base64::Engine as _;
+    match (text, base64) {
+        (Some(text), None) => Ok(text.into_bytes()),
+        (None, Some(encoded)) => base64::engine::general_purpose::STANDARD
+            .decode(encoded.as_bytes())
+            .map_err(|e| {
+                ApiError::bad_request(format!(
+                    "{field}: the base64 of '{}' does not decode ({e})",
+                    shown(name)
+                ))
+            }),
+        _ => Err(ApiError::bad_request(format!(
+            "{field}: '{}' needs either text or base64",
+            shown(name)
+        ))),
+    }
+}
+
+/// A name as a message shows it: its first 64 characters, controls
+/// escaped.
+fn shown(name: &str) -> String {
+    name.chars()
+        .take(64)
+        .flat_map(char::escape_default)
+        .collect()
+}
+
+/// Checks an eval request's script, leaving its inputs, arguments, files
+/// and stdin unparsed.
 ///
 /// # Errors
 /// `code_too_large` (413) past `max_code_bytes`; `bad_request` (400) for a
-/// chunk name too long or inputs that are not a JSON object.
+/// chunk name too long, inputs that are not a JSON object, or `args`,
+/// `files` or `stdin` of the wrong kind of value.
 pub(crate) fn script(
     code: String,
     inputs: Option<Box<RawValue>>,
     chunk_name: Option<String>,
+    extras: Extras,
     max_code_bytes: usize,
 ) -> Result<Pending, ApiError> {
     if code.len() > max_code_bytes {
@@ -216,18 +390,22 @@ pub(crate) fn script(
             "inputs must be a JSON object of names to values",
         ));
     }
+    extras.check()?;
     Ok(Pending {
         code,
         inputs,
         chunk_name,
+        extras,
     })
 }
 
 impl Pending {
-    /// The script, with its inputs parsed.
+    /// The script, with its inputs, arguments, files and stdin parsed.
     ///
     /// # Errors
-    /// `bad_request` (400) for more inputs than a script takes.
+    /// `bad_request` (400) for more inputs, arguments or files than a
+    /// script takes, a file named twice, one with neither or both of
+    /// `text` and `base64`, or base64 that does not decode.
     pub(crate) fn script(self) -> Result<Script, ApiError> {
         let inputs: Map<String, Value> = match &self.inputs {
             Some(raw) => serde_json::from_str(raw.get())
@@ -245,7 +423,7 @@ impl Pending {
         if let Some(name) = self.chunk_name {
             script = script.chunk_name(name);
         }
-        Ok(script)
+        self.extras.apply(script)
     }
 }
 
@@ -303,11 +481,31 @@ mod tests {
 
     #[test]
     fn code_and_chunk_names_are_bounded() {
-        let err = script("x".repeat(11), None, None, 10).err().unwrap();
+        let err = script("x".repeat(11), None, None, Extras::default(), 10)
+            .err()
+            .unwrap();
         assert_eq!(err.status, StatusCode::PAYLOAD_TOO_LARGE);
-        assert!(script("x".into(), None, Some(String::new()), 10).is_err());
-        assert!(script("x".into(), None, Some("n".repeat(257)), 10).is_err());
-        assert!(script("x".into(), None, Some("tool.lua".into()), 10).is_ok());
+        assert!(script("x".into(), None, Some(String::new()), Extras::default(), 10).is_err());
+        assert!(
+            script(
+                "x".into(),
+                None,
+                Some("n".repeat(257)),
+                Extras::default(),
+                10
+            )
+            .is_err()
+        );
+        assert!(
+            script(
+                "x".into(),
+                None,
+                Some("tool.lua".into()),
+                Extras::default(),
+                10
+            )
+            .is_ok()
+        );
     }
 
     #[test]
@@ -316,11 +514,13 @@ mod tests {
             parse(br#"{"code": "return n", "inputs": {"n": [1, 2, 3]}}"#, None).unwrap();
         let raw = body.inputs.as_ref().unwrap().get().to_owned();
         assert_eq!(raw, r#"{"n": [1, 2, 3]}"#);
-        let pending = script(body.code, body.inputs, None, 100).unwrap();
+        let pending = script(body.code, body.inputs, None, Extras::default(), 100).unwrap();
         assert!(pending.script().is_ok());
         // Not an object: refused before the turn.
         let body: EvalBody = parse(br#"{"code": "", "inputs": [1]}"#, None).unwrap();
-        let err = script(body.code, body.inputs, None, 100).err().unwrap();
+        let err = script(body.code, body.inputs, None, Extras::default(), 100)
+            .err()
+            .unwrap();
         assert!(err.message.contains("JSON object"), "{}", err.message);
         // Too many inputs: refused when the script is made.
         let many: Map<String, Value> = (0..=Limits::MAX_INPUTS)
@@ -328,7 +528,7 @@ mod tests {
             .collect();
         let text = serde_json::json!({"code": "", "inputs": many}).to_string();
         let body: EvalBody = parse(text.as_bytes(), None).unwrap();
-        let pending = script(body.code, body.inputs, None, 100).unwrap();
+        let pending = script(body.code, body.inputs, None, Extras::default(), 100).unwrap();
         assert!(pending.script().is_err());
     }
 }

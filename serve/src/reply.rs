@@ -11,12 +11,36 @@ use serde_json::Value;
 
 use crate::error::ApiError;
 
+/// What a refusal's message adds when the files the script wrote were
+/// dropped too.
+const FILES_DROPPED: &str = " (the files it wrote were dropped too)";
+
 /// Gives `e` the report of the eval that ran, with as little dropped as
-/// lets it fit in `max` bytes; without it when even the stats do not.
+/// lets it fit in `max` bytes: its values, then its output, then the files
+/// it wrote (and the message says so); without it when even the stats do
+/// not fit.
 pub(crate) fn with_report(e: ApiError, report: &Value, max: usize) -> ApiError {
-    let fits = |kept: &Value| within(&e.clone().with_report(kept.clone()).body(), max).is_some();
-    match shrink(report, fits) {
-        Some(kept) => e.with_report(kept),
+    let fits = |e: &ApiError, kept: &Value| {
+        within(&e.clone().with_report(kept.clone()).body(), max).is_some()
+    };
+    if let Some(kept) = shrink(report, |kept| fits(&e, kept)) {
+        return e.with_report(kept);
+    }
+    let Some(without_files) = report
+        .as_object()
+        .filter(|r| r.contains_key("files"))
+        .map(|r| {
+            let mut r = r.clone();
+            r.remove("files");
+            Value::Object(r)
+        })
+    else {
+        return e;
+    };
+    let mut dropped = e.clone();
+    dropped.message.push_str(FILES_DROPPED);
+    match shrink(&without_files, |kept| fits(&dropped, kept)) {
+        Some(kept) => dropped.with_report(kept),
         None => e,
     }
 }
@@ -68,6 +92,24 @@ mod tests {
         assert_eq!(kept["values"], json!([]));
         assert_eq!(kept["output"], "printed\n");
         assert_eq!(kept["stats"]["instructions"], 3);
+        assert!(e.body().to_string().len() <= 1000);
+    }
+
+    #[test]
+    fn the_files_a_script_wrote_are_dropped_last_and_the_message_says_so() {
+        let mut value = report(&"x".repeat(5000), "printed\n");
+        value["files"] = json!([{"name": "a.txt", "size": 3000, "text": "f".repeat(3000)}]);
+        // Room for the files once the value is gone: they are kept.
+        let e = encode(&value, 4000, "the bound").unwrap_err();
+        assert_eq!(e.report.as_ref().unwrap()["files"][0]["size"], 3000);
+        assert!(!e.message.contains("files"), "{}", e.message);
+        let mut value = report("small", "printed\n");
+        value["files"] = json!([{"name": "a.txt", "size": 5000, "text": "f".repeat(5000)}]);
+        let e = encode(&value, 1000, "the bound").unwrap_err();
+        let kept = e.report.as_ref().unwrap();
+        assert!(kept.get("files").is_none(), "{kept}");
+        assert_eq!(kept["stats"]["instructions"], 3);
+        assert!(e.message.ends_with(FILES_DROPPED), "{}", e.message);
         assert!(e.body().to_string().len() <= 1000);
     }
 

@@ -473,7 +473,12 @@ impl Server {
         self.check_body(bytes)?;
         let body: EvalBody = api::parse(bytes, None)?;
         let max_code = self.inner.config.max_code_bytes;
-        let pending = api::script(body.code, body.inputs, body.chunk_name, max_code)?;
+        let extras = api::Extras {
+            args: body.args,
+            files: body.files,
+            stdin: body.stdin,
+        };
+        let pending = api::script(body.code, body.inputs, body.chunk_name, extras, max_code)?;
         let sandbox = self.sandbox(body.limits)?;
         let (reserved, _turn, started, script) = self
             .admit(caller, sandbox.limits(), || pending.script())
@@ -577,7 +582,12 @@ impl Server {
         let slot = self.inner.sessions.get(id, caller.name())?;
         let body: SessionEvalBody = api::parse(bytes, None)?;
         let max_code = self.inner.config.max_code_bytes;
-        let pending = api::script(body.code, body.inputs, body.chunk_name, max_code)?;
+        let extras = api::Extras {
+            args: body.args,
+            files: body.files,
+            stdin: body.stdin,
+        };
+        let pending = api::script(body.code, body.inputs, body.chunk_name, extras, max_code)?;
         let Ok(mut open) = slot.session.try_lock() else {
             return Err(ApiError::new(
                 StatusCode::CONFLICT,

@@ -1314,3 +1314,173 @@ async fn a_request_head_past_64_kib_is_refused() {
     assert_eq!(status, StatusCode::OK);
     server.stop().await;
 }
+
+#[tokio::test]
+async fn an_eval_takes_args_files_and_stdin_and_answers_the_files_it_wrote() {
+    let server = start(local()).await;
+    let code = "local n = 0 for line in io.lines('data/in.csv') do n = n + 1 end\n\
+                local util = require('lib.util')\n\
+                io.open('report.txt', 'w'):write(util.shout(arg[1]), ' ', n):close()\n\
+                io.open('/tmp/raw.bin', 'wb'):write(io.open('bytes.bin', 'rb'):read('a')):close()\n\
+                return select('#', ...), io.read('l'), (select(2, io.open('data/in.csv', 'w')))";
+    let (status, body) = server
+        .eval(json!({
+            "code": code,
+            "args": ["hello", "two"],
+            "files": [
+                {"name": "data/in.csv", "text": "a,1\nb,2\nc,3\n"},
+                {"name": "lib/util.lua", "text": "return { shout = function(s) return s:upper() end }"},
+                {"name": "bytes.bin", "base64": "AP8="}
+            ],
+            "stdin": "first\nsecond\n"
+        }))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["values"],
+        json!([2, "first", "data/in.csv: Permission denied"]),
+        "{body}"
+    );
+    assert_eq!(
+        body["files"],
+        json!([
+            {"name": "report.txt", "size": 7, "text": "HELLO 3"},
+            {"name": "tmp/raw.bin", "size": 2, "base64": "AP8="}
+        ])
+    );
+    // stdin may be bytes too; a failed eval answers its files as well; an
+    // eval that wrote none has no files field.
+    let (_, body) = server
+        .eval(json!({
+            "code": "io.open('partial.txt', 'w'):write(io.read('a')):close() error('late')",
+            "stdin": {"base64": "c28gZmFy"}
+        }))
+        .await;
+    assert_eq!(body["ok"], false);
+    assert_eq!(
+        body["files"],
+        json!([{"name": "partial.txt", "size": 6, "text": "so far"}])
+    );
+    let (_, body) = server.eval(json!({"code": "return arg"})).await;
+    assert_eq!(body["values"], json!([null]));
+    assert!(body.get("files").is_none(), "{body}");
+
+    // In a session, mounted files stay for its later evals, and so do the
+    // ones it wrote.
+    let (_, _, opened) = server.post("/v1/sessions", Value::Null).await;
+    let path = format!("/v1/sessions/{}/eval", opened["id"].as_str().unwrap());
+    let (status, _, body) = server
+        .post(
+            &path,
+            json!({"code": "io.open('b.txt', 'w'):write('b'):close()", "files": [{"name": "a.txt", "text": "a"}]}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(
+        body["files"],
+        json!([{"name": "b.txt", "size": 1, "text": "b"}])
+    );
+    let (_, _, body) = server
+        .post(
+            &path,
+            json!({"code": "return io.open('a.txt'):read('a') .. io.open('b.txt'):read('a'), ...", "args": ["x"]}),
+        )
+        .await;
+    assert_eq!(body["values"], json!(["ab", "x"]));
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn args_files_and_stdin_are_checked_and_bounded_by_the_body() {
+    let server = start(local().max_code_bytes(100).max_body_bytes(1000)).await;
+    for (request, needle) in [
+        (
+            json!({"code": "", "args": "a b"}),
+            "args must be an array of strings",
+        ),
+        (
+            json!({"code": "", "args": [1]}),
+            "args must be an array of strings",
+        ),
+        (
+            json!({"code": "", "files": {"a": "x"}}),
+            "files must be an array of",
+        ),
+        (
+            json!({"code": "", "files": [{"name": "a", "text": "x", "mode": 1}]}),
+            "unknown field `mode`",
+        ),
+        (
+            json!({"code": "", "files": [{"name": "a"}]}),
+            "files: 'a' needs either text or base64",
+        ),
+        (
+            json!({"code": "", "files": [{"name": "a", "text": "x", "base64": "eA=="}]}),
+            "files: 'a' needs either text or base64",
+        ),
+        (
+            json!({"code": "", "files": [{"name": "a", "base64": "!"}]}),
+            "files: the base64 of 'a' does not decode",
+        ),
+        (
+            json!({"code": "", "files": [{"name": "a", "text": ""}, {"name": "a", "text": ""}]}),
+            "files: 'a' is given twice",
+        ),
+        (json!({"code": "", "stdin": 1}), "stdin must be a string"),
+        (
+            json!({"code": "", "stdin": {"text": "x"}}),
+            "stdin must be a string",
+        ),
+    ] {
+        let (status, body) = server.eval(request.clone()).await;
+        assert_eq!(
+            (status, kind(&body)),
+            (StatusCode::BAD_REQUEST, "bad_request"),
+            "{request}: {body}"
+        );
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(message.contains(needle), "{request}: {message}");
+    }
+    let many: Vec<Value> = (0..=Limits::MAX_FILES)
+        .map(|i| json!({"name": format!("{i}"), "text": ""}))
+        .collect();
+    let server_many = start(local()).await;
+    let (status, body) = server_many.eval(json!({"code": "", "files": many})).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("1025 files, more than 1024"),
+        "{body}"
+    );
+    server_many.stop().await;
+    // Files count against the body's bound like any part of it.
+    let (status, body) = server
+        .eval(json!({"code": "", "files": [{"name": "big", "text": "x".repeat(2000)}]}))
+        .await;
+    assert_eq!(
+        (status, kind(&body)),
+        (StatusCode::PAYLOAD_TOO_LARGE, "body_too_large")
+    );
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn written_files_past_the_reply_bound_are_dropped_last_and_said() {
+    let server = start(local().max_reply_bytes(64 << 10)).await;
+    let (status, body) = server
+        .eval(json!({"code": "io.open('big.txt', 'w'):write(string.rep('f', 100 * 1024)):close() print('kept') return 1"}))
+        .await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE, "{body}");
+    assert_eq!(kind(&body), "reply_too_large");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(
+        message.ends_with("(the files it wrote were dropped too)"),
+        "{message}"
+    );
+    let report = &body["report"];
+    assert!(report.get("files").is_none(), "{report}");
+    assert_eq!(report["output"], "kept\n");
+    server.stop().await;
+}

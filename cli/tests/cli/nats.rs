@@ -1215,3 +1215,44 @@ async fn a_worker_whose_nats_server_is_gone_drains_without_waiting_for_it() {
         began.elapsed()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "needs nats-server; run with `just nats-test`"]
+async fn files_cross_the_bus_both_ways() {
+    let nats = NatsServer::start(None);
+    let _worker = Worker::start(&nats.url, &[]);
+    let remote = remote(&nats.url).await;
+    // The request carries the mounted files (text, and bytes as base64);
+    // the report carries the files the script wrote.
+    let script = Script::new(
+        "local n = 0 for _ in io.lines('data/in.csv') do n = n + 1 end\n\
+         local raw = io.open('bytes.bin', 'rb'):read('a')\n\
+         io.open('count.txt', 'w'):write(n):close()\n\
+         io.open('/tmp/copy.bin', 'wb'):write(raw):close()\n\
+         return n, #raw",
+    )
+    .file("data/in.csv", "a\nb\nc\n")
+    .file("bytes.bin", vec![0_u8, 0xff]);
+    let report = remote.run(script).await.unwrap();
+    assert!(report.ok, "{report:?}");
+    assert_eq!(report.values, [json!(3), json!(2)]);
+    let files = serde_json::to_value(&report.files).unwrap();
+    assert_eq!(
+        files,
+        json!([
+            {"name": "count.txt", "size": 1, "text": "3"},
+            {"name": "tmp/copy.bin", "size": 2, "base64": "AP8="}
+        ])
+    );
+    // In a session, the files stay on its worker for its later evals.
+    let mut session = remote.session().await.unwrap();
+    session
+        .run(Script::new("io.open('kept.txt', 'w'):write('k'):close()").file("m.txt", "m"))
+        .await
+        .unwrap();
+    let report = session
+        .eval("return io.open('kept.txt'):read('a') .. io.open('m.txt'):read('a')")
+        .await
+        .unwrap();
+    assert_eq!(report.values, [json!("km")]);
+}

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 
 use async_nats::Client;
 use async_nats::client::RequestErrorKind;
+use base64::Engine as _;
 use moonbox::{Report, Script};
 use serde_json::{Map, Value, json};
 
@@ -152,8 +153,9 @@ impl RemoteSandbox {
         self.run(Script::new(code.as_ref())).await
     }
 
-    /// Runs a [`Script`] (code and inputs) on some worker, in a fresh
-    /// sandbox.
+    /// Runs a [`Script`] (code, inputs and mounted files) on some worker,
+    /// in a fresh sandbox. The script's arguments and standard input are
+    /// not sent: `Script` does not yet let them be read back.
     ///
     /// # Errors
     /// As for [`RemoteSandbox::eval`].
@@ -485,6 +487,20 @@ fn body(script: &Script, limits: Option<Value>) -> Result<Vec<u8>, RemoteError> 
     })?;
     let inputs: Map<String, Value> = script.input_values().iter().cloned().collect();
     let mut body = json!({"code": code, "inputs": inputs});
+    if !script.files().is_empty() {
+        let files: Vec<Value> = script
+            .files()
+            .iter()
+            .map(|file| match std::str::from_utf8(&file.bytes) {
+                Ok(text) => json!({"name": file.name, "text": text}),
+                Err(_) => json!({
+                    "name": file.name,
+                    "base64": base64::engine::general_purpose::STANDARD.encode(&file.bytes)
+                }),
+            })
+            .collect();
+        body["files"] = Value::Array(files);
+    }
     if let Some(limits) = limits {
         body["limits"] = limits;
     }
