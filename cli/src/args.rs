@@ -240,21 +240,6 @@ pub(crate) fn parse_module(s: &str) -> Result<(String, PathBuf), String> {
     }
 }
 
-/// Parses `--file NAME=PATH`, or `--file PATH` for a file mounted under
-/// the name it is given by.
-pub(crate) fn parse_file(s: &str) -> Result<(String, PathBuf), String> {
-    match s.split_once('=') {
-        Some((name, path)) if !name.is_empty() && !path.is_empty() => {
-            Ok((name.to_owned(), PathBuf::from(path)))
-        }
-        Some(_) => Err(format!(
-            "'{s}' is not NAME=PATH or PATH, as in --file data.csv=input/data.csv"
-        )),
-        None if !s.is_empty() => Ok((s.to_owned(), PathBuf::from(s))),
-        None => Err("--file needs NAME=PATH or PATH".to_owned()),
-    }
-}
-
 /// Parses `--call-budget N` (every capability) or `NAME=N` (one).
 pub(crate) fn parse_budget(s: &str) -> Result<(Option<String>, u32), String> {
     let (name, count) = match s.rsplit_once('=') {
@@ -346,28 +331,6 @@ impl SandboxArgs {
             &deadline,
         )?;
         Ok((code, input::chunk_name(file)))
-    }
-
-    /// Reads the files to mount (`--file`), each within `max-memory-bytes`
-    /// and all within the timeout.
-    pub(crate) fn read_files(&self, files: &[(String, PathBuf)]) -> Result<Vec<(String, Vec<u8>)>> {
-        let deadline = input::Deadline::after(self.timeout.0);
-        let mut read = Vec::with_capacity(files.len());
-        for (name, path) in files {
-            if read.iter().any(|(n, _): &(String, Vec<u8>)| n == name) {
-                bail!("file '{name}' is given twice with --file; each name may appear once");
-            }
-            let what = format!("file '{name}'");
-            let bytes = input::read(
-                path,
-                &what,
-                self.max_memory_bytes.0,
-                "--max-memory-bytes",
-                &deadline,
-            )?;
-            read.push((name.clone(), bytes));
-        }
-        Ok(read)
     }
 
     /// The largest script the flags allow, in bytes.

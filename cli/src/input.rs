@@ -38,21 +38,41 @@ pub(crate) fn read(
     flag: &str,
     deadline: &Deadline,
 ) -> Result<Vec<u8>> {
-    let shown = if path == Path::new("-") {
+    match read_within(path, what, max, deadline)? {
+        Some(bytes) => Ok(bytes),
+        None => bail!(
+            "the {what} {} is larger than {max} bytes; raise {flag} to read it",
+            shown(path)
+        ),
+    }
+}
+
+/// How messages name `path`: quoted, or `standard input` for `-`.
+pub(crate) fn shown(path: &Path) -> String {
+    if path == Path::new("-") {
         "standard input".to_owned()
     } else {
         format!("'{}'", path.display())
-    };
-    let too_large =
-        || anyhow!("the {what} {shown} is larger than {max} bytes; raise {flag} to read it");
+    }
+}
+
+/// Reads `path` (`-` for stdin) whole, giving up at the deadline: `None`
+/// when it holds more than `max` bytes, so that the caller can say which
+/// bound it passed.
+pub(crate) fn read_within(
+    path: &Path,
+    what: &str,
+    max: u64,
+    deadline: &Deadline,
+) -> Result<Option<Vec<u8>>> {
+    let shown = shown(path);
     // A regular file is read in place; anything else (stdin, a FIFO, a
     // device) on its own thread, so that a reader that never finishes only
     // costs the deadline.
     let regular = path != Path::new("-") && std::fs::metadata(path).is_ok_and(|m| m.is_file());
     if regular {
         return match read_capped(path, max) {
-            Ok(Some(bytes)) => Ok(bytes),
-            Ok(None) => Err(too_large()),
+            Ok(bytes) => Ok(bytes),
             Err(e) => bail!("cannot read the {what} {shown}: {e}"),
         };
     }
@@ -67,8 +87,7 @@ pub(crate) fn read(
         .map_err(|e| anyhow!("cannot start a thread to read the {what}: {e}"))?;
     let wait = deadline.at.saturating_duration_since(Instant::now());
     match rx.recv_timeout(wait) {
-        Ok(Ok(Some(bytes))) => Ok(bytes),
-        Ok(Ok(None)) => Err(too_large()),
+        Ok(Ok(bytes)) => Ok(bytes),
         Ok(Err(e)) => bail!("cannot read the {what} {shown}: {e}"),
         Err(_) => bail!(
             "reading the {what} {shown} took longer than the {} ms timeout",

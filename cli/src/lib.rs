@@ -11,6 +11,7 @@
 //! (modulo 256).
 
 mod args;
+mod files;
 mod input;
 mod listen;
 mod mcp;
@@ -19,7 +20,7 @@ mod serve;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
-use anyhow::Result;
+use anyhow::{Result, bail};
 use clap::{Parser, Subcommand, ValueEnum};
 use moonbox::tool::{self, SchemaFormat};
 use moonbox::{ErrorKind, Report, Script};
@@ -51,32 +52,37 @@ enum Command {
     /// message, fields), as it happens: [warn] disk low  free=12. Source is
     /// bytes: any encoding in strings and comments, a leading UTF-8 BOM and
     /// a first line starting with # are accepted.
+    ///
+    /// ARGS reach the script as lua5.4 FILE ARGS gives them: the global arg
+    /// (the chunk name, FILE's file name or stdin, at 0, ARGS at 1..n) and
+    /// the chunk's `...`. Flags go before FILE; after the first of ARGS
+    /// everything is the script's, and `--` passes ARGS that start with -.
+    ///
+    /// The script has files of its own, in memory: --file mounts host files
+    /// in them, read-only. The files it writes are named on stderr after the
+    /// run (wrote NAME (N bytes)), whatever stopped it, or with --json are in
+    /// the report; --out-dir DIR writes them into DIR. No host path is
+    /// reachable from the script.
     Run {
         /// The script, or `-` for standard input.
         file: PathBuf,
+        /// Arguments for the script: arg[1..n] and `...`.
+        #[arg(value_name = "ARGS", trailing_var_arg = true)]
+        args: Vec<String>,
         /// Print one JSON object (the report: ok, values, output, error,
-        /// stats, logs) instead; unambiguous whatever the script returns.
-        /// Log events are then only in the report.
+        /// stats, logs, files) instead; unambiguous whatever the script
+        /// returns. Log events are then only in the report, and written
+        /// files are named on stderr only when --out-dir writes them.
         #[arg(long)]
         json: bool,
         /// Set the global NAME to a JSON value before the script runs
         /// (repeatable): --input n=41 --input 'user={"name": "Ada"}'.
         #[arg(long, value_name = "NAME=JSON", value_parser = args::parse_input)]
         input: Vec<(String, serde_json::Value)>,
-        /// Mount a host file, read-only, in the script's files as NAME
-        /// (repeatable): --file data.csv=input/data.csv, or --file PATH to
-        /// mount it under PATH as given. The script opens it with io.open,
-        /// io.lines, loadfile, dofile or require; no other host file is
-        /// reachable. Each is read within --max-memory-bytes.
-        #[arg(long = "file", value_name = "NAME=PATH", value_parser = args::parse_file)]
-        files: Vec<(String, PathBuf)>,
+        #[command(flatten)]
+        files: files::FileArgs,
         #[command(flatten)]
         sandbox: SandboxArgs,
-        /// The script's arguments, after `--`: `arg[1..n]` and the chunk's
-        /// `...`, as `lua5.4 FILE a b` gives them (`arg[0]` is the chunk
-        /// name: FILE's file name, or `stdin`).
-        #[arg(last = true, value_name = "ARGS")]
-        args: Vec<String>,
     },
     /// Check a Lua chunk without running it, under the same limits and
     /// sandbox flags as `run`.
@@ -98,8 +104,10 @@ enum Command {
     },
     /// Serve the sandbox to agents over the Model Context Protocol.
     ///
-    /// Tools: run_lua (code, optional inputs and session), check_lua (code,
-    /// optional inputs and session), new_session and close_session. Speaks MCP on stdin and stdout, or streamable HTTP at
+    /// Tools: run_lua (code, optional inputs, args, files, stdin and
+    /// session; the files the script wrote come back as embedded
+    /// resources), check_lua (code, optional inputs and session),
+    /// new_session and close_session. Speaks MCP on stdin and stdout, or streamable HTTP at
     /// /mcp with --http. The sandbox flags apply to every run; a run
     /// without a session gets a fresh state. See docs/mcp.md.
     Mcp {
@@ -145,16 +153,38 @@ enum Format {
     Mcp,
 }
 
-/// What `moonbox run` gives the script besides its code.
-struct RunScript<'a> {
-    inputs: &'a [(String, serde_json::Value)],
-    files: &'a [(String, PathBuf)],
+/// What `run` was asked to run: the script, its arguments and inputs, and
+/// its files.
+struct RunArgs<'a> {
+    file: &'a Path,
     args: &'a [String],
+    json: bool,
+    inputs: &'a [(String, serde_json::Value)],
+    files: &'a files::FileArgs,
 }
 
-async fn run(file: &Path, json: bool, script: &RunScript<'_>, args: &SandboxArgs) -> Result<u8> {
+async fn run(what: RunArgs<'_>, args: &SandboxArgs) -> Result<u8> {
+    let RunArgs {
+        file,
+        json,
+        inputs,
+        files,
+        ..
+    } = what;
+    if files.stdin && file == Path::new("-") {
+        bail!(
+            "--stdin gives the script this command's standard input, which `-` already reads the script from; save the script to a file, or mount the data with --file"
+        );
+    }
     let (code, chunk) = args.read_script(file)?;
-    let files = args.read_files(script.files)?;
+    // Files and standard input share the sandbox's memory bound, as it
+    // counts them; reading them is bounded by the run's timeout.
+    let deadline = input::Deadline::after(args.limits().timeout);
+    let script = Script::new(code)
+        .inputs(inputs.iter().cloned())
+        .args(what.args.iter().cloned());
+    let script = files.add_to(script, args.limits().max_memory_bytes, &deadline)?;
+    files.prepare_out_dir()?;
     // Standard output is checked before anything runs: a closed stdout is a
     // host error, not a silent success.
     let stdout = input::Stdout::open()?;
@@ -167,58 +197,58 @@ async fn run(file: &Path, json: bool, script: &RunScript<'_>, args: &SandboxArgs
         session.set_output_sink(Some(stdout.sink()));
         session.set_log_sink(Some(stdout.log_sink()));
     }
-    let mut run = Script::new(code)
-        .inputs(script.inputs.iter().cloned())
-        .args(script.args.iter().cloned());
-    for (name, bytes) in files {
-        run = run.file(name, bytes);
-    }
-    let outcome = session.run(run).await;
-    if !json {
-        let written = match &outcome {
-            Ok(out) => &out.files,
-            Err(e) => &e.files,
-        };
-        for file in written {
-            eprintln!(
-                "note: the script wrote the file '{}' ({} bytes); --json reports its contents",
-                file.name,
-                file.bytes.len()
-            );
-        }
-    }
+    let outcome = session.run(script).await;
+    let written = match &outcome {
+        Ok(out) => &out.files,
+        Err(e) => &e.files,
+    };
     if json {
         let report = Report::from(&outcome);
         stdout.write(format!("{}\n", report.to_json()).as_bytes());
         stdout.finish()?;
-        return Ok(match &outcome {
+        let delivered = files.deliver(written, true);
+        let code = match &outcome {
             Ok(out) => out.exit_code.map_or(0, exit_status),
             Err(e) => e.kind.exit_code(),
-        });
+        };
+        return Ok(undelivered(code, delivered));
     }
-    match outcome {
+    match &outcome {
         Ok(out) => {
             if out.exit_code.is_none() && !out.values.is_empty() {
-                stdout.write(format!("{}\n", serde_json::Value::Array(out.values)).as_bytes());
+                stdout.write(
+                    format!("{}\n", serde_json::Value::Array(out.values.clone())).as_bytes(),
+                );
             }
             stdout.finish()?;
-            Ok(out.exit_code.map_or(0, exit_status))
+            let delivered = files.deliver(written, false);
+            Ok(undelivered(out.exit_code.map_or(0, exit_status), delivered))
         }
         Err(e) => {
             stdout.finish()?;
+            let delivered = files.deliver(written, false);
             eprintln!("{e}");
             if let Some(note) = flag_note(e.kind) {
                 eprintln!("{note}");
             }
-            // The note is about return values, not about a refused input.
-            if e.kind == ErrorKind::InvalidValue && !e.message.starts_with("input") {
+            // The note is about a returned value JSON cannot hold
+            // (`result[1] is a function`), not about a refused input, file
+            // or argument.
+            if e.kind == ErrorKind::InvalidValue && e.message.starts_with("result") {
                 eprintln!(
                     "note: `moonbox run` prints a chunk's return values as JSON, and this one cannot become JSON; to run the file as lua5.4 would, ignoring what it returns, load it as a module: echo \"require('m')\" | moonbox run --module m=FILE -"
                 );
             }
-            Ok(e.kind.exit_code())
+            Ok(undelivered(e.kind.exit_code(), delivered))
         }
     }
+}
+
+/// The exit status once the script's files are delivered: a run that
+/// succeeded but whose files could not all be written is a host error (2);
+/// a failed run keeps its own status.
+fn undelivered(code: u8, delivered: bool) -> u8 {
+    if code == 0 && !delivered { 2 } else { code }
 }
 
 /// The flags that set the limit behind an outer-wall stop: the library's
@@ -313,18 +343,20 @@ where
         match &cli.command {
             Command::Run {
                 file,
+                args,
                 json,
                 input,
                 files,
                 sandbox,
-                args,
             } => {
-                let script = RunScript {
+                let what = RunArgs {
+                    file,
+                    args,
+                    json: *json,
                     inputs: input,
                     files,
-                    args,
                 };
-                run(file, *json, &script, sandbox).await
+                run(what, sandbox).await
             }
             Command::Check {
                 file,

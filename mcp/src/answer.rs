@@ -6,6 +6,8 @@
 //! not yet taken (else `replies_busy`).
 
 use moonbox::{EvalError, EvalOutput, Report, tool};
+
+use crate::files;
 use moonbox_service::reply::{self, Pending, SMALL_REPLY_BYTES};
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::Value;
@@ -30,6 +32,12 @@ pub(crate) enum After {
     /// close_session closed the session while the call ran.
     Closed(String),
 }
+
+/// What a refusal's line adds when the files the script wrote were dropped.
+const FILES_DROPPED: &str = " (the files it wrote were dropped too)";
+
+/// What the line says when the files are in the report only.
+const NO_ROOM_FOR_RESOURCES: &str = " (the files it wrote are only in the structured content: the answer has no room for them twice)";
 
 /// Where the rest of a cut line is.
 const REST_IN_REPORT: &str = "; the whole report is in the structured content";
@@ -83,13 +91,36 @@ pub(crate) fn finished(
     let room = max_reply_bytes.saturating_sub(line_bytes + ENVELOPE_BYTES);
     let reserve = |bytes: usize| pending.is_none_or(|pending| pending.reserve(bytes));
     if let Some(size) = reply::size_within(&report, room) {
-        if !reserve(size + line_bytes + ENVELOPE_BYTES) {
+        // The files the script wrote go as resources too, when the answer
+        // has room for them twice; else only in the report, and the line
+        // says so.
+        let resources = files::resources(&report);
+        let resource_bytes = if resources.is_empty() {
+            Some(0)
+        } else {
+            serde_json::to_value(&resources)
+                .ok()
+                .and_then(|blocks| reply::size_within(&blocks, room - size))
+        };
+        let mut content = Vec::with_capacity(1 + resources.len());
+        let extra = match resource_bytes {
+            Some(bytes) => {
+                content.push(ContentBlock::text(line));
+                content.extend(resources);
+                bytes
+            }
+            None => {
+                line.push_str(NO_ROOM_FOR_RESOURCES);
+                content.push(ContentBlock::text(line));
+                NO_ROOM_FOR_RESOURCES.len()
+            }
+        };
+        if !reserve(size + line_bytes + extra + ENVELOPE_BYTES) {
             return busy(outcome, &report);
         }
-        let text = vec![ContentBlock::text(line)];
         let mut result = match outcome {
-            Ok(_) => CallToolResult::success(text),
-            Err(_) => CallToolResult::error(text),
+            Ok(_) => CallToolResult::success(content),
+            Err(_) => CallToolResult::error(content),
         };
         result.structured_content = Some(report);
         return result;
@@ -131,15 +162,24 @@ fn refusal(
     if let Err(e) = outcome {
         why.push_str(&format!(" (the script itself failed: {e})"));
     }
-    let why = cut(why.replace(['\n', '\r'], " "));
-    let why_bytes = text_bytes(&why);
+    let mut why = cut(why.replace(['\n', '\r'], " "));
+    let why_bytes = text_bytes(&why) + FILES_DROPPED.len();
     let room = room.saturating_sub(why_bytes);
     let mut kept_bytes = 0;
-    let kept = reply::shrink(report, |kept| {
+    let mut fits = |kept: &Value| {
         reply::size_within(kept, room)
             .inspect(|n| kept_bytes = *n)
             .is_some()
-    });
+    };
+    // The files the script wrote are dropped last, after its values and
+    // output, and the line says so.
+    let mut kept = reply::shrink(report, &mut fits);
+    if kept.is_none() && report.get("files").is_some() {
+        kept = reply::shrink(&files::without_files(report), &mut fits);
+        if kept.is_some() {
+            why.push_str(FILES_DROPPED);
+        }
+    }
     let mut result = CallToolResult::error(vec![ContentBlock::text(why)]);
     result.structured_content = kept;
     (result, why_bytes + kept_bytes)

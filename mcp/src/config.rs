@@ -25,8 +25,9 @@ pub struct ServerConfig {
     /// minutes.
     pub session_ttl: Duration,
     /// The largest `code` a call may carry, in bytes; the same bound
-    /// applies to `inputs`, measured as JSON. Default: 16 MiB, as
-    /// `moonbox run --max-script-bytes`.
+    /// applies to `inputs`, measured as JSON, and to `args`, `files` and
+    /// `stdin` together (their bytes and the files' names). Default: 16
+    /// MiB, as `moonbox run --max-script-bytes`.
     pub max_code_bytes: u64,
     /// The shortest time between two progress notifications of one call's
     /// output: writes in between are sent together. Default: 25 ms.

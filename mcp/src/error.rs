@@ -86,6 +86,8 @@ pub(crate) enum ToolError {
         len: u64,
         max: u64,
     },
+    #[error("`args`, `files` and `stdin` take more than the {max} bytes allowed together")]
+    FilesTooLarge { max: u64 },
     #[error("invalid arguments: {0}")]
     Arguments(String),
     #[error("the session did not start: {0}")]

@@ -1,11 +1,14 @@
 //! An MCP server that offers a moonbox sandbox to a model as tools.
 //!
-//! Three tools: `run_lua` runs a Lua 5.4 chunk (with optional named
-//! `inputs`, in an optional `session`), `new_session` opens a session whose
-//! globals persist across calls, and `close_session` closes one. Every
-//! `run_lua` result carries one line of text for the model, the moonbox
-//! [`Report`](moonbox::Report) as `structuredContent`, and `isError` when
-//! the script failed or hit a limit.
+//! Four tools: `run_lua` runs a Lua 5.4 chunk (with optional named
+//! `inputs`, `args`, mounted `files` and `stdin`, in an optional
+//! `session`), `check_lua` checks one without running it, `new_session`
+//! opens a session whose globals persist across calls, and `close_session`
+//! closes one. Every `run_lua` result carries one line of text for the
+//! model, the moonbox [`Report`](moonbox::Report) as `structuredContent`,
+//! each file the script wrote as an embedded resource `file:///NAME` (when
+//! the answer has room for them twice), and `isError` when the script
+//! failed or hit a limit.
 //!
 //! The server speaks MCP over standard input and output
 //! ([`McpServer::serve_stdio`]) or over streamable HTTP
@@ -42,6 +45,7 @@ mod answer;
 mod config;
 mod connections;
 mod error;
+mod files;
 mod http;
 mod ids;
 mod progress;

@@ -22,6 +22,7 @@ use moonbox_service::reply::Pending;
 use crate::answer::{After, finished};
 use crate::config::ServerConfig;
 use crate::error::{Error, ToolError, human};
+use crate::files;
 use crate::progress::Progress;
 use crate::sessions::{self, Sessions, Slot};
 
@@ -93,11 +94,12 @@ impl std::fmt::Debug for McpServer {
 }
 
 impl McpServer {
-    /// The largest message the server reads: code and inputs, each up to
-    /// `max_code_bytes` of JSON, with room for escaping and the envelope.
+    /// The largest message the server reads: code, inputs, and args, files
+    /// and stdin together, each up to `max_code_bytes`, with room for the
+    /// envelope.
     pub(crate) fn max_message_bytes(&self) -> usize {
         let max_code = usize::try_from(self.inner.config.max_code_bytes).unwrap_or(usize::MAX);
-        max_code.saturating_mul(2).saturating_add(1 << 20)
+        max_code.saturating_mul(3).saturating_add(1 << 20)
     }
 
     /// The wall-clock limit of one eval.
@@ -526,13 +528,35 @@ struct RunCall {
     session: Option<String>,
 }
 
+/// The arguments `run_lua` takes.
+const RUN_KEYS: &[&str] = &["code", "inputs", "session", "args", "files", "stdin"];
+/// The arguments `check_lua` takes.
+const CHECK_KEYS: &[&str] = &["code", "inputs", "session"];
+
 impl RunCall {
-    fn parse(args: JsonObject, max_bytes: u64) -> Result<RunCall, ToolError> {
+    fn parse(mut args: JsonObject, max_bytes: u64) -> Result<RunCall, ToolError> {
+        unknown_key(&args, RUN_LUA, RUN_KEYS)?;
+        let extras = files::take(&mut args, max_bytes)?;
         let call = code_call(args, RUN_LUA, "run", max_bytes)?;
         Ok(RunCall {
-            script: Script::new(call.code).inputs(call.inputs),
+            script: extras.apply(Script::new(call.code).inputs(call.inputs)),
             session: call.session,
         })
+    }
+}
+
+/// Refuses a key `tool_name` does not take, naming those it does.
+fn unknown_key(args: &JsonObject, tool_name: &str, keys: &[&str]) -> Result<(), ToolError> {
+    match args.keys().find(|k| !keys.contains(&k.as_str())) {
+        None => Ok(()),
+        Some(unknown) => {
+            let (last, first) = keys.split_last().unwrap_or((&"", &[]));
+            Err(ToolError::Arguments(format!(
+                "{tool_name} takes {} and {last}, not '{}'",
+                first.join(", "),
+                unknown.chars().take(64).collect::<String>()
+            )))
+        }
     }
 }
 
@@ -545,15 +569,7 @@ fn code_call(
     verb: &str,
     max_bytes: u64,
 ) -> Result<CodeCall, ToolError> {
-    if let Some(unknown) = args
-        .keys()
-        .find(|k| !matches!(k.as_str(), "code" | "inputs" | "session"))
-    {
-        return Err(ToolError::Arguments(format!(
-            "{tool_name} takes code, inputs and session, not '{}'",
-            unknown.chars().take(64).collect::<String>()
-        )));
-    }
+    unknown_key(&args, tool_name, CHECK_KEYS)?;
     let session = session_arg(&args, tool_name, false)?;
     let code = match args.remove("code") {
         Some(Value::String(code)) => code,
@@ -685,7 +701,11 @@ fn tools(sandbox: &Sandbox, config: &ServerConfig) -> Vec<Tool> {
          calls, open a session with new_session and pass its id as `session`; a session closes after \
          {ttl} idle, and runs one call at a time. Inputs: `inputs` is an object of name -> JSON value; \
          each becomes a Lua global before the code runs (objects and arrays become tables), so data \
-         need not be pasted into the code. `code` and `inputs` may each be up to {} bytes.\n",
+         need not be pasted into the code. Files: `files` mounts files read-only (name -> text, or \
+         -> {{\"base64\": ...}} for bytes) for io.open, io.lines, dofile and require; `args` sets `arg` \
+         and `...`; `stdin` is what io.read reads. Files the code writes (io.open(name, \"w\")) come \
+         back in the result's `files` and as embedded resources file:///NAME. `code`, `inputs`, and \
+         `args`, `files` and `stdin` together, may each be up to {} bytes.\n",
         config.max_code_bytes
     ));
     if let Some(extra) = &config.extra_description {
@@ -704,8 +724,18 @@ fn tools(sandbox: &Sandbox, config: &ServerConfig) -> Vec<Tool> {
             }),
         );
     }
-    let run_lua = Tool::new(RUN_LUA, description, object(input))
-        .with_raw_output_schema(object(tool::output_schema()));
+    if let (Some(properties), Value::Object(extra)) = (
+        input.get_mut("properties").and_then(Value::as_object_mut),
+        files::input_properties(),
+    ) {
+        properties.extend(extra);
+    }
+    let mut output = tool::output_schema();
+    if let Some(properties) = output.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.insert("files".to_owned(), files::output_property());
+    }
+    let run_lua =
+        Tool::new(RUN_LUA, description, object(input)).with_raw_output_schema(object(output));
     let new_session = Tool::new(
         NEW_SESSION,
         format!(

@@ -145,12 +145,20 @@ async fn tools_are_listed_with_schemas() {
     assert_eq!(run.input_schema["required"], json!(["code"]));
     assert_eq!(run.input_schema["properties"]["session"]["type"], "string");
     assert_eq!(run.input_schema["properties"]["inputs"]["type"], "object");
+    assert_eq!(
+        run.input_schema["properties"]["args"]["items"]["type"],
+        "string"
+    );
+    assert_eq!(run.input_schema["properties"]["files"]["type"], "object");
+    assert_eq!(run.input_schema["properties"]["stdin"]["type"], "string");
     let output = run
         .output_schema
         .as_ref()
         .expect("run_lua has an output schema");
     assert_eq!(output["type"], "object");
-    for field in ["version", "ok", "values", "output", "error", "stats"] {
+    for field in [
+        "version", "ok", "values", "output", "error", "stats", "files",
+    ] {
         assert!(output["properties"].get(field).is_some(), "{field}");
     }
     let check = &tools[1];
@@ -493,6 +501,163 @@ async fn bad_arguments_are_tool_errors() {
         assert_eq!(result.is_error, Some(true));
         assert!(text(&result).contains(needle), "{}", text(&result));
     }
+}
+
+#[tokio::test]
+async fn args_files_and_stdin_reach_the_script_and_written_files_come_back() {
+    let conn = default_connection().await;
+    let code = "local n = 0 for line in io.lines('data/in.csv') do n = n + 1 end\n\
+                local util = require('lib.util')\n\
+                local f = io.open('report.txt', 'w') f:write(util.shout(arg[1]), ' ', n) f:close()\n\
+                io.open('raw.bin', 'wb'):write('\\0\\255'):close()\n\
+                return select('#', ...), io.read('a'), io.open('bytes.bin', 'rb'):read('a')";
+    let result = call(
+        &conn,
+        "run_lua",
+        json!({
+            "code": code,
+            "args": ["hello", "two"],
+            "files": {
+                "data/in.csv": "a,1\nb,2\nc,3\n",
+                "lib/util.lua": "return { shout = function(s) return s:upper() end }",
+                "bytes.bin": {"base64": "AAE="}
+            },
+            "stdin": "from stdin"
+        }),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    let got = report(&result);
+    assert_eq!(got["values"], json!([2, "from stdin", "\u{0}\u{1}"]));
+    assert_eq!(
+        got["files"],
+        json!([
+            {"name": "raw.bin", "size": 2, "base64": "AP8="},
+            {"name": "report.txt", "size": 7, "text": "HELLO 3"}
+        ])
+    );
+    // The text line, then one embedded resource per file.
+    let blocks = serde_json::to_value(&result.content).unwrap();
+    assert_eq!(blocks.as_array().map(Vec::len), Some(3), "{blocks}");
+    assert_eq!(blocks[0]["type"], "text");
+    assert_eq!(
+        blocks[1],
+        json!({"type": "resource", "resource": {"uri": "file:///raw.bin", "mimeType": "application/octet-stream", "blob": "AP8="}})
+    );
+    assert_eq!(
+        blocks[2],
+        json!({"type": "resource", "resource": {"uri": "file:///report.txt", "mimeType": "text/plain", "text": "HELLO 3"}})
+    );
+
+    // A failed run carries what it wrote too; one without args has arg nil.
+    let failed = call(
+        &conn,
+        "run_lua",
+        json!({"code": "io.open('a.txt', 'w'):write(tostring(arg)):close() error('late')"}),
+    )
+    .await;
+    assert_eq!(failed.is_error, Some(true));
+    assert_eq!(
+        report(&failed)["files"],
+        json!([{"name": "a.txt", "size": 3, "text": "nil"}])
+    );
+    assert_eq!(failed.content.len(), 2);
+}
+
+#[tokio::test]
+async fn args_files_and_stdin_are_checked_and_bounded() {
+    let config = ServerConfig::default().max_code_bytes(100);
+    let conn = connect(sandbox(Limits::default()), config).await;
+    for (arguments, needle) in [
+        (
+            json!({"code": "", "files": {"a": "x".repeat(60)}, "stdin": "y".repeat(60)}),
+            "`args`, `files` and `stdin` take more than the 100 bytes allowed together",
+        ),
+        (
+            json!({"code": "", "args": "a b"}),
+            "`args` must be an array of strings",
+        ),
+        (
+            json!({"code": "", "files": {"a": 1}}),
+            "`files` must be an object",
+        ),
+        (
+            json!({"code": "", "files": {"a": {"base64": "!"}}}),
+            "files['a'].base64 is not standard base64",
+        ),
+        (json!({"code": "", "stdin": 1}), "`stdin` must be a string"),
+        (
+            json!({"code": "", "extra": 1}),
+            "run_lua takes code, inputs, session, args, files and stdin, not 'extra'",
+        ),
+    ] {
+        let result = call(&conn, "run_lua", arguments).await;
+        assert_eq!(result.is_error, Some(true));
+        assert!(text(&result).contains(needle), "{}", text(&result));
+        assert!(result.structured_content.is_none());
+    }
+    // check_lua takes none of them.
+    let result = call(&conn, "check_lua", json!({"code": "", "files": {}})).await;
+    assert!(
+        text(&result).contains("check_lua takes code, inputs and session, not 'files'"),
+        "{}",
+        text(&result)
+    );
+    // A mounted file is read-only, and stays in a session for later calls.
+    let id = open_session(&conn).await;
+    let first = call(
+        &conn,
+        "run_lua",
+        json!({"code": "return (io.open('a.txt', 'w'))", "files": {"a.txt": "kept"}, "session": id}),
+    )
+    .await;
+    assert_eq!(report(&first)["values"], json!([null]));
+    let later = call(
+        &conn,
+        "run_lua",
+        json!({"code": "return io.open('a.txt'):read('a')", "session": id}),
+    )
+    .await;
+    assert_eq!(report(&later)["values"], json!(["kept"]));
+}
+
+#[tokio::test]
+async fn written_files_are_kept_in_the_report_when_the_answer_has_no_room_for_both() {
+    let config = ServerConfig::default().max_reply_bytes(64 << 10);
+    let conn = connect(sandbox(Limits::default()), config).await;
+    // 40 KiB written: once fits, twice does not.
+    let result = call(
+        &conn,
+        "run_lua",
+        json!({"code": "io.open('big.txt', 'w'):write(string.rep('f', 40 * 1024)):close()"}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(false), "{}", text(&result));
+    assert_eq!(report(&result)["files"][0]["size"], 40 * 1024);
+    assert_eq!(result.content.len(), 1);
+    assert!(
+        text(&result).contains("the files it wrote are only in the structured content"),
+        "{}",
+        text(&result)
+    );
+    // 100 KiB written: the report keeps its costs, the line says the files
+    // were dropped.
+    let result = call(
+        &conn,
+        "run_lua",
+        json!({"code": "io.open('big.txt', 'w'):write(string.rep('f', 100 * 1024)):close() return 1"}),
+    )
+    .await;
+    assert_eq!(result.is_error, Some(true));
+    let line = text(&result);
+    assert!(line.starts_with("error[reply_too_large]"), "{line}");
+    assert!(
+        line.ends_with("(the files it wrote were dropped too)"),
+        "{line}"
+    );
+    let kept = result.structured_content.as_ref().expect("the costs");
+    assert!(kept.get("files").is_none(), "{kept}");
+    assert!(kept["stats"]["instructions"].as_u64().unwrap() > 0);
 }
 
 /// A long-running script under a long timeout.

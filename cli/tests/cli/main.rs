@@ -6,6 +6,7 @@
 //! are ignored unless asked for (`just nats-test`, which fails unless all of
 //! them ran), because they need `nats-server`.
 
+mod files;
 mod mcp;
 mod nats;
 mod serve;
@@ -1186,7 +1187,7 @@ fn files_mount_read_only_and_what_the_script_writes_is_reported() {
     );
     assert_eq!(
         text(&out.stderr),
-        "note: the script wrote the file 'in/total.txt' (1 bytes); --json reports its contents\n"
+        "wrote in/total.txt (1 byte); pass --out-dir DIR to keep it\n"
     );
     // The report carries the file.
     let out = moonbox_with_stdin(
@@ -1213,7 +1214,10 @@ fn bad_file_flags_are_refused_before_anything_runs() {
     for (flag, message) in [
         ("x=", "is not NAME=PATH or PATH"),
         ("=x", "is not NAME=PATH or PATH"),
-        ("a=/nonexistent/moonbox-file", "cannot read the file 'a'"),
+        (
+            "a=/nonexistent/moonbox-file",
+            "--file a: cannot read the file '/nonexistent/moonbox-file'",
+        ),
     ] {
         let out = moonbox_with_stdin(&["run", "--file", flag, "-"], Some(b"print('ran')"));
         assert_eq!(out.status.code(), Some(2), "{flag}");
@@ -1232,7 +1236,7 @@ fn bad_file_flags_are_refused_before_anything_runs() {
     );
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out.stderr).contains("is larger than 1048576 bytes; raise --max-memory-bytes"),
+        text(&out.stderr).contains("does not fit: mounted files and --stdin take at most --max-memory-bytes (1048576 bytes) together"),
         "{}",
         text(&out.stderr)
     );
