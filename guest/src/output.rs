@@ -390,7 +390,8 @@ unsafe extern "C" fn cookie_write(cookie: *mut c_void, buf: *const c_char, len: 
 struct CStream(*mut c_void);
 
 impl CStream {
-    /// Opens the stream for `vm`, or `None` if the C library cannot.
+    /// Opens the stream behind `io.stdout` (and `io.stderr`) for `vm`, or
+    /// `None` if the C library cannot.
     fn open(vm: &Vm) -> Option<CStream> {
         let funcs = CookieFunctions {
             read: None,
@@ -398,22 +399,7 @@ impl CStream {
             seek: Some(seek_as_pipe),
             close: None,
         };
-        // SAFETY: the cookie is a stable pointer to the Vm (it never moves:
-        // see `vm::Handle`), which holds the stream as this module's
-        // extension and closes it before it is freed.
-        let f = unsafe {
-            fopencookie(
-                (vm as *const Vm).cast_mut().cast::<c_void>(),
-                c"w".as_ptr(),
-                funcs,
-            )
-        };
-        if f.is_null() {
-            return None;
-        }
-        // SAFETY: a stream just opened, before any I/O on it.
-        unsafe { setvbuf(f, std::ptr::null_mut(), IONBF, 0) };
-        Some(CStream(f))
+        CStream::open_with(vm, c"w", funcs)
     }
 
     /// Opens the stream behind `io.stdin` for `vm`, or `None` if the C
@@ -425,13 +411,19 @@ impl CStream {
             seek: Some(seek_as_pipe),
             close: None,
         };
-        // SAFETY: the cookie is a stable pointer to the Vm, which holds the
-        // stream as this module's extension and closes it before it is freed
-        // (as for `open`).
+        CStream::open_with(vm, c"r", funcs)
+    }
+
+    /// An unbuffered C stream whose cookie is `vm`, with `funcs`.
+    fn open_with(vm: &Vm, mode: &std::ffi::CStr, funcs: CookieFunctions) -> Option<CStream> {
+        // SAFETY: the cookie is a stable pointer to the Vm (it never moves:
+        // see `vm::Handle`), which holds the stream as this module's
+        // extension and closes it before it is freed; the callbacks in
+        // `funcs` take it as the Vm.
         let f = unsafe {
             fopencookie(
                 (vm as *const Vm).cast_mut().cast::<c_void>(),
-                c"r".as_ptr(),
+                mode.as_ptr(),
                 funcs,
             )
         };

@@ -1,10 +1,10 @@
 //! A script's arguments (`arg` and `...`, as `lua.c` sets them) and its
 //! standard input.
 
-use moonbox::{ErrorKind, Limits, Sandbox, Script};
+use moonbox::{ErrorKind, Limits, Script};
 use serde_json::json;
 
-use crate::support::sandbox;
+use crate::support::{sandbox, with_limits};
 
 #[tokio::test]
 async fn args_become_arg_and_the_chunk_s_varargs() {
@@ -67,13 +67,10 @@ async fn arguments_are_bytes_as_given_and_bounded_in_number() {
 
 #[tokio::test]
 async fn arguments_past_the_heap_limit_trip_the_memory_limit() {
-    let sb = Sandbox::builder()
-        .limits(Limits {
-            max_memory_bytes: 1 << 20,
-            ..Limits::default()
-        })
-        .build()
-        .unwrap();
+    let sb = with_limits(Limits {
+        max_memory_bytes: 1 << 20,
+        ..Limits::default()
+    });
     let big = "x".repeat(200_000);
     let e = sb
         .run(Script::new("return 1").args(vec![big; 8]))
@@ -118,13 +115,10 @@ async fn stdin_is_what_io_stdin_reads_and_is_fresh_each_eval() {
         .unwrap();
     assert_eq!(out.values, [json!(""), json!(null)]);
     // Standard input larger than the heap limit is refused before the eval.
-    let small = Sandbox::builder()
-        .limits(Limits {
-            max_memory_bytes: 1 << 20,
-            ..Limits::default()
-        })
-        .build()
-        .unwrap();
+    let small = with_limits(Limits {
+        max_memory_bytes: 1 << 20,
+        ..Limits::default()
+    });
     let e = small
         .run(Script::new("return 1").stdin(vec![b'x'; 2 << 20]))
         .await

@@ -16,10 +16,7 @@ fn files() -> Sandbox {
 
 /// As [`files`], with `limits`.
 fn files_with(limits: Limits) -> Sandbox {
-    Sandbox::builder()
-        .limits(limits)
-        .build()
-        .expect("the sandbox builds")
+    crate::support::with_limits(limits)
 }
 
 /// What `code` printed, failing the test on an error.

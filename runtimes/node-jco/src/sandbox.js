@@ -466,7 +466,7 @@ function evalRequest(code, options, maxReply) {
       inputError ??= `input ${name}: ${e.message}`;
     }
   }
-  return { request: { code: bytes, chunkName, inputs }, inputError, sinks: { onOutput: options.onOutput, onLog: options.onLog } };
+  return { request: { code: bytes, chunkName, inputs, args: undefined, files: [], stdin: new Uint8Array(0) }, inputError, sinks: { onOutput: options.onOutput, onLog: options.onLog } };
 }
 
 // What runEval gives for a one-shot eval whose worker was ended before it

@@ -282,7 +282,9 @@ class Session:
             if not isinstance(name, str):
                 raise ConfigError(f"input name {name!r} is not a str")
             wit_inputs.append(_record(name=name, value=to_wit(value, f"input {name}")))
-        request = _record(code=source, chunk_name=chunk, inputs=wit_inputs)
+        request = _record(
+            code=source, chunk_name=chunk, inputs=wit_inputs, args=None, files=[], stdin=b""
+        )
 
         with self._lock:
             if self._handle is None:

@@ -103,6 +103,9 @@ fn run_case(config: &Value, chunk_name: &str, case: &Value) -> String {
         code: script.as_bytes().to_vec(),
         chunk_name: chunk_name.to_owned(),
         inputs: Vec::new(),
+        args: None,
+        files: Vec::new(),
+        stdin: Vec::new(),
     };
     let outcome = session.eval(&request);
     let output = collected::take();
