@@ -510,7 +510,7 @@ async fn args_files_and_stdin_reach_the_script_and_written_files_come_back() {
                 local util = require('lib.util')\n\
                 local f = io.open('report.txt', 'w') f:write(util.shout(arg[1]), ' ', n) f:close()\n\
                 io.open('raw.bin', 'wb'):write('\\0\\255'):close()\n\
-                return select('#', ...), io.read('a'), io.open('bytes.bin', 'rb'):read('a')";
+                return select('#', ...), io.read('a'), io.open('bytes.bin', 'rb'):read('a'), arg[0]";
     let result = call(
         &conn,
         "run_lua",
@@ -528,7 +528,10 @@ async fn args_files_and_stdin_reach_the_script_and_written_files_come_back() {
     .await;
     assert_eq!(result.is_error, Some(false), "{}", text(&result));
     let got = report(&result);
-    assert_eq!(got["values"], json!([2, "from stdin", "\u{0}\u{1}"]));
+    assert_eq!(
+        got["values"],
+        json!([2, "from stdin", "\u{0}\u{1}", "main.lua"])
+    );
     assert_eq!(
         got["files"],
         json!([

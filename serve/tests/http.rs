@@ -1363,6 +1363,11 @@ async fn an_eval_takes_args_files_and_stdin_and_answers_the_files_it_wrote() {
     );
     let (_, body) = server.eval(json!({"code": "return arg"})).await;
     assert_eq!(body["values"], json!([null]));
+    // arg[0] is the chunk name.
+    let (_, body) = server
+        .eval(json!({"code": "return arg[0], #arg", "args": [], "chunk_name": "tool.lua"}))
+        .await;
+    assert_eq!(body["values"], json!(["tool.lua", 0]));
     assert!(body.get("files").is_none(), "{body}");
 
     // In a session, mounted files stay for its later evals, and so do the

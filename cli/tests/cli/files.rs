@@ -361,3 +361,30 @@ fn json_mode_carries_the_written_files_in_the_report() {
     let out = moonbox_with_stdin(&["run", "--json", "-"], Some(b"return 1"));
     assert_eq!(report(&out.stdout).get("files"), None);
 }
+
+#[test]
+fn a_stalled_stdin_given_to_the_script_is_bounded_by_the_timeout() {
+    let script = temp_file("stalled_stdin.lua", b"return io.read('a')");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_moonbox"))
+        .args([
+            "run",
+            "--stdin",
+            "--timeout",
+            "300ms",
+            script.to_str().unwrap(),
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("the moonbox binary starts");
+    // Keep stdin open and silent until the process gives up.
+    let _stdin = child.stdin.take();
+    let out = child.wait_with_output().expect("moonbox exits on its own");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("took longer than the 300 ms timeout"),
+        "{}",
+        text(&out.stderr)
+    );
+}
