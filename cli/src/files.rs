@@ -37,7 +37,9 @@ pub(crate) struct FileArgs {
     pub(crate) stdin: bool,
     /// Write the files the script wrote into DIR (created if missing),
     /// naming each on stderr; without it they are only named, with their
-    /// sizes. With --json they are in the report's files too.
+    /// sizes. With --json they are in the report's files too. No symbolic
+    /// link inside DIR is followed; a file that cannot be written is an
+    /// error on stderr, and exit 2 unless the script failed.
     #[arg(long, value_name = "DIR")]
     pub(crate) out_dir: Option<PathBuf>,
 }
@@ -48,15 +50,23 @@ pub(crate) struct FileArgs {
 /// path it would open under lua5.4. The first `=` splits a name from a
 /// path: a path that holds `=` needs its name given.
 pub(crate) fn parse_mount(s: &str) -> Result<(String, PathBuf), String> {
-    match s.split_once('=') {
-        Some((name, path)) if !name.is_empty() && !path.is_empty() => {
-            Ok((name.to_owned(), PathBuf::from(path)))
+    let (name, path) = match s.split_once('=') {
+        Some((name, path)) if !name.is_empty() && !path.is_empty() => (name, path),
+        None if !s.is_empty() => (s, s),
+        _ => {
+            return Err(format!(
+                "'{s}' is not NAME=PATH or PATH, as in --file data.csv=/tmp/export.csv or --file data/in.csv"
+            ));
         }
-        None if !s.is_empty() => Ok((s.to_owned(), PathBuf::from(s))),
-        _ => Err(format!(
-            "'{s}' is not NAME=PATH or PATH, as in --file data.csv=/tmp/export.csv or --file data/in.csv"
-        )),
+    };
+    // Standard input is the script's (`-`) or io.stdin's (--stdin), never
+    // a mounted file's.
+    if path == "-" {
+        return Err(
+            "--file mounts a host file, not standard input; give the script standard input with --stdin, or name the file ./-".to_owned(),
+        );
     }
+    Ok((name.to_owned(), PathBuf::from(path)))
 }
 
 impl FileArgs {
@@ -276,6 +286,8 @@ mod tests {
         assert!(parse_mount("=x").unwrap_err().contains("NAME=PATH"));
         assert!(parse_mount("x=").unwrap_err().contains("NAME=PATH"));
         assert!(parse_mount("").unwrap_err().contains("NAME=PATH"));
+        assert!(parse_mount("in.csv=-").unwrap_err().contains("--stdin"));
+        assert!(parse_mount("-").unwrap_err().contains("--stdin"));
     }
 
     #[test]
