@@ -525,6 +525,7 @@ describe('args, files and stdin', () => {
     assert.deepEqual((await sandbox.eval(script, { stdin: 'one\ntwo\n' })).values, ['one', 'two\n', '']);
     assert.deepEqual((await sandbox.eval("return #io.read('a')", { stdin: new Uint8Array([255, 0]) })).values, [2]);
     assert.deepEqual((await sandbox.eval("return io.read('a')")).values, ['']);
+    assert.deepEqual((await sandbox.eval("return io.stdin:read('a')", { stdin: 's' })).values, ['s']);
   });
 
   test('mounted files are read; the files written come back by name', async () => {

@@ -647,6 +647,7 @@ def test_stdin_is_what_io_read_reads():
     assert Sandbox().eval(script, stdin="one\ntwo\n").values == ["one", "two\n", ""]
     assert Sandbox().eval("return #io.read('a')", stdin=b"\xff\x00").values == [2]
     assert Sandbox().eval("return io.read('a')").values == [""]
+    assert Sandbox().eval("return io.stdin:read('a')", stdin="s").values == ["s"]
 
 
 def test_mounted_files_are_read_and_written_files_come_back():
