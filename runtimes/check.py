@@ -8,8 +8,8 @@ runners print them: the report shape of docs/wit.md plus the case's
 `name` (see docs/other-runtimes.md). A host passes when each line meets
 its case's `expect`; the run passes when, in addition, every host reported
 the same outcome: the same values (exactly: integers and floats apart,
-integers compared whole, floats by their bits), output, log events, error
-and the guest's own stats. What only a host measures (fuel, wall time) and the
+integers compared whole, floats by their bits), output, log events, files
+written, error and the guest's own stats. What only a host measures (fuel, wall time) and the
 traceback's text are not compared.
 """
 
@@ -43,6 +43,21 @@ def events(logs):
     ]
 
 
+def files(entries):
+    """Written files with their members in one order (name, size, text,
+    base64): how a host orders a file's own members is its serialiser's
+    choice. A line without `files` wrote none, as a report leaves the
+    member out when it is empty."""
+    if entries is None:
+        return []
+    if not isinstance(entries, list):
+        return entries
+    return [
+        {k: e[k] for k in ("name", "size", "text", "base64") if k in e} if isinstance(e, dict) else e
+        for e in entries
+    ]
+
+
 def mismatch(case, result):
     """Why a result line does not meet its case's expectation, or None."""
     expect = case["expect"]
@@ -69,6 +84,9 @@ def mismatch(case, result):
     logs = expect.get("logs", [])
     if not strictly_equal(events(result.get("logs")), events(logs)):
         return f"expected logs {json.dumps(logs)}, got {json.dumps(result.get('logs'))}"
+    written = expect.get("files", [])
+    if not strictly_equal(files(result.get("files")), files(written)):
+        return f"expected files {json.dumps(written)}, got {json.dumps(result.get('files'))}"
     return None
 
 
@@ -88,6 +106,7 @@ def comparable(line):
         "output_base64": line.get("output_base64"),
         "logs": events(line.get("logs")),
         "exit_code": line.get("exit_code"),
+        "files": files(line.get("files")),
         "error": None if error is None else {
             k: error.get(k) for k in ("kind", "message", "chunk", "line")
         },

@@ -12,6 +12,7 @@ itself failed on a case; 2 when the case list cannot be read.
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 from pathlib import Path
@@ -61,6 +62,22 @@ def sandbox(file: dict[str, Any], case: dict[str, Any]) -> moonbox.Sandbox:
     )
 
 
+def eval_options(case: dict[str, Any]) -> dict[str, Any]:
+    """The case's ``args``, ``files`` (each a name and its bytes as ``text``
+    or ``base64``) and ``stdin`` as the eval's keyword arguments."""
+    options: dict[str, Any] = {}
+    if "args" in case:
+        options["args"] = case["args"]
+    if "files" in case:
+        options["files"] = {
+            f["name"]: f["text"] if "text" in f else base64.b64decode(f["base64"], validate=True)
+            for f in case["files"]
+        }
+    if "stdin" in case:
+        options["stdin"] = case["stdin"]
+    return options
+
+
 def line(name: str, report: moonbox.Report) -> dict[str, Any]:
     full = report.to_dict()
     error = full["error"]
@@ -72,6 +89,8 @@ def line(name: str, report: moonbox.Report) -> dict[str, Any]:
     if "output_base64" in full:
         out["output_base64"] = full["output_base64"]
     out["exit_code"] = report.exit_code
+    if "files" in full:
+        out["files"] = full["files"]
     out["error"] = None if error is None else {k: error[k] for k in ("kind", "message", "chunk", "line", "traceback")}
     out["stats"] = {k: stats[k] for k in ("instructions", "peak_memory_bytes", "capability_calls", "output_bytes")}
     return out
@@ -88,7 +107,7 @@ def main(argv: list[str]) -> int:
     for case in file["cases"]:
         name = case["name"]
         try:
-            report = sandbox(file, case).eval(case["script"])
+            report = sandbox(file, case).eval(case["script"], **eval_options(case))
         except moonbox.ConfigError as e:
             print(to_json_text({"name": name, "ok": False, "error": {"kind": "create", "message": str(e)}}), flush=True)
             continue

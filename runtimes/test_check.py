@@ -118,6 +118,37 @@ class CheckTest(unittest.TestCase):
         integer = [{"level": "info", "message": "m", "fields": {"a": 1, "b": 2}}]
         self.assertIn("expected logs", check.mismatch(case, dict(line, logs=integer)))
 
+    def test_written_files_compare_exactly_but_not_their_members_order(self):
+        written = [{"name": "out.txt", "size": 3, "text": "12\n"}]
+        case = {"name": "n", "expect": {"values": [], "files": written}}
+        line = {"name": "n", "ok": True, "values": [], "output": "", "logs": []}
+        self.assertIsNone(check.mismatch(case, dict(line, files=written)))
+        reordered = [{"text": "12\n", "size": 3, "name": "out.txt"}]
+        self.assertIsNone(check.mismatch(case, dict(line, files=reordered)))
+        for bad in (
+            None,
+            [],
+            [{"name": "out.txt", "size": 3, "text": "13\n"}],
+            [{"name": "out.txt", "size": 3.0, "text": "12\n"}],
+            [{"name": "out.txt", "size": 3, "base64": "MTIK"}],
+            [*written, {"name": "more.txt", "size": 0, "text": ""}],
+        ):
+            self.assertIn("expected files", check.mismatch(case, dict(line, files=bad)), bad)
+        # A case that expects no files rejects a line that has some; a line
+        # without the member (as a report leaves it out) has none.
+        quiet = {"name": "n", "expect": {"values": []}}
+        self.assertIn("expected files []", check.mismatch(quiet, dict(line, files=written)))
+        self.assertIsNone(check.mismatch(quiet, line))
+        self.assertIsNone(check.mismatch(quiet, dict(line, files=[])))
+
+    def test_hosts_that_differ_only_in_files_fail(self):
+        a = self.results("a.jsonl", GOOD)
+        other = [*GOOD[:2], dict(GOOD[2], files=[{"name": "x", "size": 0, "text": ""}])]
+        b = self.results("b.jsonl", other)
+        status, out = self.run_check(f"a={a}", f"b={b}")
+        self.assertEqual(status, 1)
+        self.assertIn("b differs from a", out)
+
     def test_missing_lines_fail(self):
         status, out = self.run_check(f"short={self.results('short.jsonl', GOOD[:2])}")
         self.assertEqual(status, 1)

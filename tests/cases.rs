@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use moonbox::{Capability, CapabilityError, Determinism, Limits, Records, Report, Sandbox};
+use moonbox::{Capability, CapabilityError, Determinism, Limits, Records, Report, Sandbox, Script};
 use serde_json::{Map, Value, json};
 
 /// The parsed case file.
@@ -126,13 +126,75 @@ pub async fn run(file: &CaseFile, case: &Value) -> Value {
         Ok(session) => session,
         Err(e) => return create_failed(name, e.to_string()),
     };
-    let script = case["script"].as_str().unwrap_or_default();
-    let outcome = session.eval_chunk(script, &file.chunk_name).await;
+    let script = match script(case, &file.chunk_name) {
+        Ok(script) => script,
+        Err(message) => return create_failed(name, message),
+    };
+    let outcome = session.run(script).await;
     let mut line = Report::from(&outcome).to_json();
     if let Some(fields) = line.as_object_mut() {
         fields.insert("name".to_owned(), name);
     }
     line
+}
+
+/// A case's script with its `args` (strings), `files` (each a `name` and
+/// its bytes as `text` or `base64`) and `stdin` (text).
+fn script(case: &Value, chunk_name: &str) -> Result<Script, String> {
+    let code = case["script"].as_str().unwrap_or_default();
+    let mut script = Script::new(code).chunk_name(chunk_name);
+    if let Some(args) = case.get("args") {
+        let args = args
+            .as_array()
+            .ok_or("args must be an array")?
+            .iter()
+            .map(|a| {
+                a.as_str()
+                    .map(str::to_owned)
+                    .ok_or("each arg must be a string")
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        script = script.args(args);
+    }
+    for file in case["files"].as_array().into_iter().flatten() {
+        let name = file["name"]
+            .as_str()
+            .ok_or("a file's name must be a string")?;
+        let bytes = match (file["text"].as_str(), file["base64"].as_str()) {
+            (Some(text), None) => text.as_bytes().to_vec(),
+            (None, Some(encoded)) => decode_base64(encoded)?,
+            _ => return Err(format!("file {name:?} needs one of text and base64")),
+        };
+        script = script.file(name, bytes);
+    }
+    if let Some(stdin) = case.get("stdin") {
+        script = script.stdin(stdin.as_str().ok_or("stdin must be a string")?);
+    }
+    Ok(script)
+}
+
+/// Standard base64 with padding, as the case list writes binary files.
+fn decode_base64(text: &str) -> Result<Vec<u8>, String> {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let digits = text.trim_end_matches('=').as_bytes();
+    if !text.len().is_multiple_of(4) || text.len() - digits.len() > 2 {
+        return Err(format!("{text:?} is not padded base64"));
+    }
+    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
+    let (mut group, mut bits) = (0u32, 0u32);
+    for &c in digits {
+        let Some(value) = ALPHABET.iter().position(|&a| a == c) else {
+            return Err(format!("{text:?} is not base64"));
+        };
+        group = (group << 6) | value as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((group >> bits) as u8);
+            group &= (1 << bits) - 1;
+        }
+    }
+    Ok(out)
 }
 
 /// Whether two JSON values are equal with integers and floats kept apart
@@ -160,8 +222,8 @@ pub fn strictly_equal(a: &Value, b: &Value) -> bool {
 
 /// Compares a result line with its case's `expect`: `values` (exact, ints
 /// and floats apart), or `error` (the kind) with optional `message` and
-/// `line`; `output` (empty when not given), `output_base64` and `logs`
-/// (none when not given).
+/// `line`; `output` (empty when not given), `output_base64`, `logs` and
+/// `files` (none when not given).
 pub fn check(case: &Value, result: &Value) -> Result<(), String> {
     let expect = &case["expect"];
     let error = &result["error"];
@@ -204,6 +266,18 @@ pub fn check(case: &Value, result: &Value) -> Result<(), String> {
     };
     if !strictly_equal(&result["logs"], &logs) {
         return Err(format!("expected logs {logs}, got {}", result["logs"]));
+    }
+    // A report leaves `files` out when the eval wrote none.
+    let files = |value: &Value| match value {
+        Value::Null => json!([]),
+        files => files.clone(),
+    };
+    if !strictly_equal(&files(&result["files"]), &files(&expect["files"])) {
+        return Err(format!(
+            "expected files {}, got {}",
+            files(&expect["files"]),
+            result["files"]
+        ));
     }
     Ok(())
 }

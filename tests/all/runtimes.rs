@@ -70,6 +70,22 @@ fn the_checker_compares_log_events_exactly() {
     assert!(cases::check(&quiet, &missing).is_err());
 }
 
+#[test]
+fn the_checker_compares_written_files() {
+    let file = serde_json::json!({"name": "out.txt", "size": 2, "text": "12"});
+    let case = serde_json::json!({"name": "n", "expect": {"values": [], "files": [file]}});
+    let line = |files| serde_json::json!({"ok": true, "values": [], "output": "", "logs": [], "files": files});
+    assert!(cases::check(&case, &line(serde_json::json!([file]))).is_ok());
+    let other = serde_json::json!([{"name": "out.txt", "size": 2, "text": "13"}]);
+    assert!(cases::check(&case, &line(other)).is_err());
+    assert!(cases::check(&case, &line(serde_json::json!(null))).is_err());
+    // A case that expects none rejects a line with some; a report leaves
+    // the member out when there are none.
+    let quiet = serde_json::json!({"name": "n", "expect": {"values": []}});
+    assert!(cases::check(&quiet, &line(serde_json::json!([file]))).is_err());
+    assert!(cases::check(&quiet, &line(serde_json::json!(null))).is_ok());
+}
+
 /// The comparison the case list's expectations use keeps integers and
 /// floats apart and compares numbers exactly.
 #[test]

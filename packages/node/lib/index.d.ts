@@ -80,6 +80,22 @@ export interface EvalOptions {
   inputs?: Record<string, unknown>;
   /** The chunk's name in messages. Default `main.lua`. */
   chunkName?: string;
+  /**
+   * The script's arguments: the global `arg` (the chunk name at 0, these at
+   * 1..n) and the chunk's `...`, as `lua5.4 script.lua a b`. Without it
+   * `arg` is left as it is (nil in a new session). At most 4096.
+   */
+  args?: string[];
+  /**
+   * Files mounted read-only for `io.open`, `io.lines`, `loadfile`, `dofile`
+   * and `require`, by name; text is written as UTF-8. They stay in a session
+   * for its later evals. Past the crate's bounds (1024 files, names of at
+   * most 4096 bytes, with stdin within maxMemoryBytes) the report has kind
+   * `invalid_value`.
+   */
+  files?: Record<string, string | Uint8Array> | Map<string, string | Uint8Array>;
+  /** What `io.read` and `io.stdin` read. Default: empty. */
+  stdin?: string | Uint8Array;
   /** Receives output while the script runs, on the main thread. */
   onOutput?: (bytes: Uint8Array) => void;
   /** Receives log events while the script runs, in order with the output. */
@@ -158,6 +174,11 @@ export declare class Report {
   readonly stats: Stats;
   /** The capability calls, in order. */
   readonly calls: CallRecord[];
+  /**
+   * The files the eval created or wrote that exist at its end, by name in
+   * name order, with their bytes; mounted files are not among them.
+   */
+  readonly files: ReadonlyMap<string, Uint8Array>;
   /** The report JSON text, as `moonbox run --json` prints it. */
   toJson(): string;
   /** For JSON.stringify (exact numbers where Node has JSON.rawJSON). */

@@ -49,7 +49,7 @@ export class Report {
   #logs;
 
   /** @internal Made by the sandbox from the addon's result. */
-  constructor({ report, values, logs }) {
+  constructor({ report, values, logs, files }) {
     const r = JSON.parse(report);
     this.#text = report;
     this.#valuesJson = values;
@@ -61,6 +61,7 @@ export class Report {
     this.error = r.error;
     this.stats = camelKeys(r.stats);
     this.calls = (r.calls ?? []).map(camelKeys);
+    this.files = new Map(files.map(({ name, bytes }) => [name, new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length)]));
   }
 
   /** The returned values: integers past 2^53 as bigint. */
@@ -302,7 +303,27 @@ function drainer(fns) {
   };
 }
 
-const EVAL_OPTIONS = new Set(['inputs', 'chunkName', 'onOutput', 'onLog', 'signal']);
+const EVAL_OPTIONS = new Set(['inputs', 'chunkName', 'args', 'files', 'stdin', 'onOutput', 'onLog', 'signal']);
+
+// `args` as the addon takes them: an array of strings, or undefined.
+function argsOption(args) {
+  if (args === undefined) return undefined;
+  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) throw new TypeError('args must be an array of strings');
+  return args;
+}
+
+// `files` (an object or a Map of name to contents) as the addon takes them.
+function filesOption(files) {
+  if (files === undefined) return undefined;
+  let entries;
+  if (files instanceof Map) entries = [...files];
+  else if (isObject(files)) entries = Object.entries(files);
+  else throw new TypeError('files must be an object or a Map of name to a string or a Uint8Array');
+  return entries.map(([name, contents]) => {
+    if (typeof name !== 'string') throw new TypeError('files: each name must be a string');
+    return { name, contents: source(`files[${JSON.stringify(name)}]`, contents) };
+  });
+}
 
 // The addon's eval options, and the callbacks' first error, if one threw.
 function evalOptions(options) {
@@ -310,7 +331,7 @@ function evalOptions(options) {
   for (const key of Object.keys(options)) {
     if (!EVAL_OPTIONS.has(key)) throw new TypeError(`unknown eval option \`${key}\``);
   }
-  const { inputs, chunkName, onOutput, onLog, signal } = options;
+  const { inputs, chunkName, args, files, stdin, onOutput, onLog, signal } = options;
   if (inputs !== undefined && !isObject(inputs)) throw new TypeError('inputs must be an object');
   if (chunkName !== undefined && typeof chunkName !== 'string') throw new TypeError('chunkName must be a string');
   for (const [key, f] of [['onOutput', onOutput], ['onLog', onLog]]) {
@@ -330,7 +351,14 @@ function evalOptions(options) {
         }
       : undefined;
   return {
-    native: { inputs: inputs === undefined ? undefined : stringifyExact(inputs), chunkName, sink },
+    native: {
+      inputs: inputs === undefined ? undefined : stringifyExact(inputs),
+      chunkName,
+      args: argsOption(args),
+      files: filesOption(files),
+      stdin: stdin === undefined ? undefined : source('stdin', stdin),
+      sink,
+    },
     signal,
     state,
   };

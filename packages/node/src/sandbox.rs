@@ -84,6 +84,15 @@ type SinkFn = ThreadsafeFunction<
     false,
 >;
 
+/// A file mounted read-only for one eval (and its session after it).
+#[napi(object, object_to_js = false)]
+pub struct FileOptions {
+    /// Its name in the session's namespace (`data/in.csv`).
+    pub name: String,
+    /// Its contents: text (as UTF-8) or bytes.
+    pub contents: Either<String, Buffer>,
+}
+
 /// One eval's options.
 #[napi(object, object_to_js = false)]
 pub struct EvalOptions {
@@ -91,8 +100,23 @@ pub struct EvalOptions {
     pub inputs: Option<String>,
     /// The chunk's name in messages.
     pub chunk_name: Option<String>,
+    /// The script's arguments: `arg` and the chunk's `...`.
+    pub args: Option<Vec<String>>,
+    /// Files mounted read-only before the chunk runs.
+    pub files: Option<Vec<FileOptions>>,
+    /// What `io.read` and `io.stdin` read.
+    pub stdin: Option<Either<String, Buffer>>,
     /// Where output and log events go while the script runs.
     pub sink: Option<SinkFn>,
+}
+
+/// A file the eval created or wrote that exists at its end.
+#[napi(object)]
+pub struct WrittenFile {
+    /// Its name, normalised (`out/result.csv`).
+    pub name: String,
+    /// Its contents.
+    pub bytes: Buffer,
 }
 
 /// One eval's outcome: the crate's report as JSON text (as `moonbox run
@@ -106,6 +130,9 @@ pub struct EvalResult {
     pub values: String,
     /// The report's `logs`, as JSON array text.
     pub logs: String,
+    /// The files the eval wrote, sorted by name, with their exact bytes
+    /// (the report holds them as text or base64).
+    pub files: Vec<WrittenFile>,
 }
 
 /// How a failure reaches JavaScript.
@@ -325,11 +352,7 @@ fn script(
     code: Either<String, Buffer>,
     options: EvalOptions,
 ) -> Result<(Script, Option<Arc<SinkFn>>), Thrown> {
-    let code = match code {
-        Either::A(text) => text.into_bytes(),
-        Either::B(bytes) => bytes.to_vec(),
-    };
-    let mut script = Script::new(code);
+    let mut script = Script::new(bytes(code));
     if let Some(text) = options.inputs {
         let inputs: Map<String, Value> = serde_json::from_str(&text).map_err(|e| {
             Thrown::Type(format!("inputs must be an object of JSON-able values: {e}"))
@@ -339,7 +362,26 @@ fn script(
     if let Some(name) = options.chunk_name {
         script = script.chunk_name(name);
     }
+    // The crate refuses what is past its bounds (too many, a bad name, too
+    // large) with an `invalid_value` report.
+    if let Some(args) = options.args {
+        script = script.args(args);
+    }
+    for file in options.files.into_iter().flatten() {
+        script = script.file(file.name, bytes(file.contents));
+    }
+    if let Some(stdin) = options.stdin {
+        script = script.stdin(bytes(stdin));
+    }
     Ok((script, options.sink.map(Arc::new)))
+}
+
+/// Text as its UTF-8 bytes, or bytes as they are.
+fn bytes(value: Either<String, Buffer>) -> Vec<u8> {
+    match value {
+        Either::A(text) => text.into_bytes(),
+        Either::B(bytes) => bytes.to_vec(),
+    }
 }
 
 /// The output and log sinks that forward to `sink`.
@@ -379,13 +421,25 @@ async fn run(session: &mut Session<()>, script: Script, sink: Option<Arc<SinkFn>
     result(&outcome)
 }
 
-/// The report of an outcome, as [`EvalResult`]'s three texts.
+/// The report of an outcome, as [`EvalResult`]'s three texts, and the
+/// files the eval wrote.
 fn result(outcome: &Result<EvalOutput, EvalError>) -> EvalResult {
     let report = Report::from(outcome).to_json();
+    let files = match outcome {
+        Ok(out) => &out.files,
+        Err(e) => &e.files,
+    };
     EvalResult {
         values: report["values"].to_string(),
         logs: report["logs"].to_string(),
         report: report.to_string(),
+        files: files
+            .iter()
+            .map(|f| WrittenFile {
+                name: f.name.clone(),
+                bytes: Buffer::from(f.bytes.clone()),
+            })
+            .collect(),
     }
 }
 

@@ -69,11 +69,28 @@ function sandboxFor(caseLimits) {
   return sandbox;
 }
 
+// The case's args, files (each a name and its bytes as `text` or `base64`)
+// and stdin as eval options.
+function evalOptions(testCase) {
+  const options = { chunkName: file['chunk-name'] };
+  if (testCase.args !== undefined) options.args = testCase.args;
+  if (testCase.files !== undefined) {
+    options.files = new Map(
+      testCase.files.map((f) => [f.name, f.text ?? new Uint8Array(Buffer.from(f.base64, 'base64'))]),
+    );
+  }
+  if (testCase.stdin !== undefined) options.stdin = testCase.stdin;
+  return options;
+}
+
 function line(name, report) {
+  // The report's own `files` (text or base64), absent when there are none.
+  const { files } = JSON.parse(report.toJson());
   const rest = JSON.stringify({
     output: report.output,
     ...(report.outputBase64 === undefined ? {} : { output_base64: report.outputBase64 }),
     exit_code: report.exitCode,
+    ...(files === undefined ? {} : { files }),
     error: report.error && {
       kind: report.error.kind,
       message: report.error.message,
@@ -96,7 +113,7 @@ try {
   for (const testCase of file.cases) {
     let text;
     try {
-      const report = await sandboxFor(testCase.limits).eval(testCase.script, { chunkName: file['chunk-name'] });
+      const report = await sandboxFor(testCase.limits).eval(testCase.script, evalOptions(testCase));
       text = line(testCase.name, report);
       // A stop of the host's own is a failure of this host, not a result.
       if (report.error && ['internal', 'session_poisoned'].includes(report.error.kind)) process.exitCode = 1;

@@ -509,6 +509,108 @@ describe('options', () => {
   });
 });
 
+describe('args, files and stdin', () => {
+  const text = (bytes) => new TextDecoder().decode(bytes);
+
+  test('args become arg and the chunk\'s ...', async () => {
+    const r = await sandbox.eval('return arg[0], arg[1], arg[2], #arg, ...', { args: ['a', 'b c'], chunkName: 'job.lua' });
+    assert.deepEqual(r.values, ['job.lua', 'a', 'b c', 2, 'a', 'b c']);
+    // Without args, arg is nil and ... empty; an empty array sets both.
+    assert.deepEqual((await sandbox.eval("return arg == nil, select('#', ...)")).values, [true, 0]);
+    assert.deepEqual((await sandbox.eval("return #arg, arg[0], select('#', ...)", { args: [] })).values, [0, 'main.lua', 0]);
+  });
+
+  test('stdin is what io.read reads, as text or bytes', async () => {
+    const script = "return io.read('l'), io.read('a'), io.read('a')";
+    assert.deepEqual((await sandbox.eval(script, { stdin: 'one\ntwo\n' })).values, ['one', 'two\n', '']);
+    assert.deepEqual((await sandbox.eval("return #io.read('a')", { stdin: new Uint8Array([255, 0]) })).values, [2]);
+    assert.deepEqual((await sandbox.eval("return io.read('a')")).values, ['']);
+    assert.deepEqual((await sandbox.eval("return io.stdin:read('a')", { stdin: 's' })).values, ['s']);
+  });
+
+  test('mounted files are read; the files written come back by name', async () => {
+    const script = `
+      local n = 0 for line in io.lines('data/in.csv') do n = n + 1 end
+      local b = io.open('raw.bin', 'rb'):read('a')
+      io.open('out.txt', 'w'):write(n):close()
+      io.open('b.bin', 'wb'):write(b:reverse()):close()
+      return n, #b`;
+    const r = await sandbox.eval(script, { files: { 'data/in.csv': 'a,1\nb,2\n', 'raw.bin': new Uint8Array([0, 255]) } });
+    assert.deepEqual(r.values, [2, 2]);
+    // Name order; mounted files are not among them.
+    assert.deepEqual([...r.files.keys()], ['b.bin', 'out.txt']);
+    assert.ok(r.files.get('b.bin') instanceof Uint8Array);
+    assert.deepEqual([...r.files.get('b.bin')], [255, 0]);
+    assert.equal(text(r.files.get('out.txt')), '2');
+    assert.deepEqual(JSON.parse(r.toJson()).files, [
+      { base64: '/wA=', name: 'b.bin', size: 2 },
+      { name: 'out.txt', size: 1, text: '2' },
+    ]);
+    // A report without written files leaves the member out.
+    const plain = await sandbox.eval('return 1');
+    assert.equal(plain.files.size, 0);
+    assert.equal(JSON.parse(plain.toJson()).files, undefined);
+  });
+
+  test('files as a Map, for names an object cannot hold', async () => {
+    const r = await sandbox.eval("return io.open('__proto__'):read('a')", { files: new Map([['__proto__', 'x']]) });
+    assert.deepEqual(r.values, ['x']);
+  });
+
+  test('files written before an error are in the report', async () => {
+    const r = await sandbox.eval("io.open('partial.txt', 'w'):write('half'):close() error('boom')");
+    assert.equal(r.error.kind, 'runtime');
+    assert.equal(text(r.files.get('partial.txt')), 'half');
+  });
+
+  test('mounted files are read-only and stay in the session', async () => {
+    const session = await sandbox.session();
+    try {
+      const first = await session.eval("return io.open('m.txt', 'w')", { files: { 'm.txt': 'kept' } });
+      assert.deepEqual(first.values, [null, 'm.txt: Permission denied', 13]);
+      await session.eval("io.open('w.txt', 'w'):write('mine'):close()");
+      const later = await session.eval("return io.open('m.txt'):read('a'), io.open('w.txt'):read('a'), ...", { args: ['y'] });
+      assert.deepEqual(later.values, ['kept', 'mine', 'y']);
+      // Only the eval that wrote a file reports it.
+      assert.equal(later.files.size, 0);
+    } finally {
+      await session.close();
+    }
+  });
+
+  test('wrong types are TypeErrors naming the option', async () => {
+    for (const [options, message] of [
+      [{ args: 'ab' }, /args must be an array of strings/],
+      [{ args: [1] }, /args must be an array of strings/],
+      [{ files: [['a', 'b']] }, /files must be an object or a Map/],
+      [{ files: 'a' }, /files must be an object or a Map/],
+      [{ files: { a: 1 } }, /files\["a"\] must be a string or a Uint8Array/],
+      [{ files: new Map([[1, 'a']]) }, /each name must be a string/],
+      [{ stdin: 1 }, /stdin must be a string or a Uint8Array/],
+    ]) {
+      await assert.rejects(sandbox.eval('return 1', options), { name: 'TypeError', message }, JSON.stringify(options));
+    }
+  });
+
+  test('past the crate\'s bounds, the report has kind invalid_value', async () => {
+    const small = new Sandbox({ limits: { maxMemoryBytes: 1 << 20 } });
+    const many = Object.fromEntries(Array.from({ length: 1025 }, (_, i) => [`f${i}`, '']));
+    for (const [options, message] of [
+      [{ args: Array(4097).fill('x') }, '4097 arguments are more than the 4096 an eval takes'],
+      [{ files: many }, '1025 files are more than the 1024 a session holds'],
+      [{ files: { '': '' } }, "file name '' is empty, longer than 4096 bytes or contains NUL"],
+      [{ files: { 'a\0b': '' } }, "file name 'a\\u{0}b' is empty"],
+      [{ files: { ['x'.repeat(4097)]: '' } }, 'longer than 4096 bytes'],
+      [{ stdin: new Uint8Array((1 << 20) + 1) }, 'the files and stdin take 1048577 bytes, more than max-memory-bytes (1048576)'],
+      [{ files: { 'data/': 'x' } }, "file name 'data/' names a directory"],
+    ]) {
+      const r = await small.eval('return 1', options);
+      assert.equal(r.error?.kind, 'invalid_value', message);
+      assert.ok(r.error.message.includes(message), `${r.error.message} lacks ${message}`);
+    }
+  });
+});
+
 describe('the CLI', () => {
   const bin = new URL('../bin/moonbox.mjs', import.meta.url).pathname;
   const dir = mkdtempSync(join(tmpdir(), 'moonbox-cli-'));

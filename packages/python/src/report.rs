@@ -1,8 +1,9 @@
 //! The crate's report, as the Python layer reads it.
 
-use moonbox::{ErrorKind, EvalError, EvalOutput, Report, Stats};
+use moonbox::{ErrorKind, EvalError, EvalOutput, File, Report, Stats};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyBytes;
 
 use crate::convert::to_py;
 
@@ -11,12 +12,20 @@ use crate::convert::to_py;
 #[pyclass(frozen, module = "moonbox._native")]
 pub(crate) struct NativeReport {
     report: Report,
+    /// The files the eval wrote, with their exact bytes (the report holds
+    /// them as text or base64).
+    files: Vec<File>,
 }
 
 impl From<&Result<EvalOutput, EvalError>> for NativeReport {
     fn from(outcome: &Result<EvalOutput, EvalError>) -> Self {
+        let files = match outcome {
+            Ok(out) => &out.files,
+            Err(e) => &e.files,
+        };
         NativeReport {
             report: Report::from(outcome),
+            files: files.clone(),
         }
     }
 }
@@ -37,6 +46,15 @@ impl NativeReport {
     /// The report as one line of JSON text, values exact.
     fn to_json(&self) -> String {
         self.report.to_json().to_string()
+    }
+
+    /// The files the eval created or wrote that exist at its end, sorted
+    /// by name, with their bytes.
+    fn files<'py>(&self, py: Python<'py>) -> Vec<(&str, Bound<'py, PyBytes>)> {
+        self.files
+            .iter()
+            .map(|f| (f.name.as_str(), PyBytes::new(py, &f.bytes)))
+            .collect()
     }
 }
 

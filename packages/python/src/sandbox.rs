@@ -112,13 +112,32 @@ fn config_error(e: Error) -> PyErr {
     }
 }
 
-/// The script of one eval: its code, inputs and chunk name.
+/// An eval's arguments, mounted files and standard input, as the Python
+/// layer passes them (their types already checked there); the crate
+/// refuses what is past its bounds with an `invalid_value` report.
+/// The tuple `(args, files, stdin)`: `None` or a list of `str`; a list of
+/// `(name, bytes)`; `bytes`.
+#[derive(FromPyObject)]
+pub(crate) struct Extra(Option<Vec<String>>, Vec<(String, Vec<u8>)>, Vec<u8>);
+
+/// The script of one eval: its code, inputs, chunk name, arguments, files
+/// and standard input.
 fn script(
     code: Vec<u8>,
     inputs: Option<&Bound<'_, PyAny>>,
     chunk_name: String,
+    extra: Option<Extra>,
 ) -> PyResult<Script> {
     let mut script = Script::new(code).chunk_name(chunk_name);
+    if let Some(Extra(args, files, stdin)) = extra {
+        if let Some(args) = args {
+            script = script.args(args);
+        }
+        for (name, bytes) in files {
+            script = script.file(name, bytes);
+        }
+        script = script.stdin(stdin);
+    }
     if let Some(inputs) = inputs.filter(|i| !i.is_none()) {
         let Ok(inputs) = inputs.cast::<PyDict>() else {
             return Err(PyValueError::new_err(
@@ -242,7 +261,7 @@ impl NativeSandbox {
     }
 
     /// Runs `code` in a fresh session, with the GIL released while it runs.
-    #[pyo3(signature = (code, inputs, chunk_name, on_output=None, on_log=None, cancel=None, event_loop=None))]
+    #[pyo3(signature = (code, inputs, chunk_name, on_output=None, on_log=None, cancel=None, event_loop=None, extra=None))]
     #[expect(
         clippy::too_many_arguments,
         reason = "the Python layer's keyword arguments, one for one"
@@ -257,8 +276,9 @@ impl NativeSandbox {
         on_log: Option<Py<PyAny>>,
         cancel: Option<Py<CancelToken>>,
         event_loop: Option<Py<PyAny>>,
+        extra: Option<Extra>,
     ) -> PyResult<NativeReport> {
-        let script = script(code, inputs, chunk_name)?;
+        let script = script(code, inputs, chunk_name, extra)?;
         let (output, log) = (output_sink(on_output), log_sink(on_log));
         let sandbox = &self.sandbox;
         let ctx = Ctx {
@@ -367,7 +387,7 @@ impl NativeSession {
 impl NativeSession {
     /// Runs `code` with the session's globals, with the GIL released while
     /// it runs. Evals of one session run one at a time.
-    #[pyo3(signature = (code, inputs, chunk_name, on_output=None, on_log=None, event_loop=None))]
+    #[pyo3(signature = (code, inputs, chunk_name, on_output=None, on_log=None, event_loop=None, extra=None))]
     #[expect(
         clippy::too_many_arguments,
         reason = "the Python layer's keyword arguments, one for one"
@@ -381,8 +401,9 @@ impl NativeSession {
         on_output: Option<Py<PyAny>>,
         on_log: Option<Py<PyAny>>,
         event_loop: Option<Py<PyAny>>,
+        extra: Option<Extra>,
     ) -> PyResult<NativeReport> {
-        let script = script(code, inputs, chunk_name)?;
+        let script = script(code, inputs, chunk_name, extra)?;
         let (output, log) = (output_sink(on_output), log_sink(on_log));
         let outcome = py.detach(|| {
             let mut guard = self.lock();

@@ -632,3 +632,116 @@ def test_a_capability_that_calls_eval_runs_a_nested_sandbox():
 def test_a_declared_arity_past_the_crates_bound_is_refused():
     with pytest.raises(ConfigError, match="the most is 255"):
         Sandbox(capabilities=[Capability("many", lambda *a: 1, min_args=0, max_args=300)])
+
+
+def test_args_become_arg_and_the_chunks_varargs():
+    report = Sandbox().eval("return arg[0], arg[1], arg[2], #arg, ...", args=["a", "b c"], chunk_name="job.lua")
+    assert report.values == ["job.lua", "a", "b c", 2, "a", "b c"]
+    # Without args, `arg` is nil and `...` empty; an empty list sets both.
+    assert Sandbox().eval("return arg == nil, select('#', ...)").values == [True, 0]
+    assert Sandbox().eval("return #arg, arg[0], select('#', ...)", args=()).values == [0, "main.lua", 0]
+
+
+def test_stdin_is_what_io_read_reads():
+    script = "return io.read('l'), io.read('a'), io.read('a')"
+    assert Sandbox().eval(script, stdin="one\ntwo\n").values == ["one", "two\n", ""]
+    assert Sandbox().eval("return #io.read('a')", stdin=b"\xff\x00").values == [2]
+    assert Sandbox().eval("return io.read('a')").values == [""]
+    assert Sandbox().eval("return io.stdin:read('a')", stdin="s").values == ["s"]
+
+
+def test_mounted_files_are_read_and_written_files_come_back():
+    script = (
+        "local n = 0 for line in io.lines('data/in.csv') do n = n + 1 end\n"
+        "local b = io.open('raw.bin', 'rb'):read('a')\n"
+        "io.open('out.txt', 'w'):write(n):close()\n"
+        "io.open('b.bin', 'wb'):write(b:reverse()):close()\n"
+        "return n, #b"
+    )
+    report = Sandbox().eval(script, files={"data/in.csv": "a,1\nb,2\n", "raw.bin": b"\x00\xff"})
+    assert report.values == [2, 2]
+    # Name order; mounted files are not among them.
+    assert report.files == {"b.bin": b"\xff\x00", "out.txt": b"2"}
+    assert list(report.files) == ["b.bin", "out.txt"]
+    assert report.to_dict()["files"] == [
+        {"base64": "/wA=", "name": "b.bin", "size": 2},
+        {"name": "out.txt", "size": 1, "text": "2"},
+    ]
+    # A report without written files leaves the member out.
+    plain = Sandbox().eval("return 1")
+    assert plain.files == {}
+    assert "files" not in plain.to_dict()
+
+
+def test_files_written_before_an_error_are_in_the_report():
+    report = Sandbox().eval("io.open('partial.txt', 'w'):write('half'):close() error('boom')")
+    assert report.error.kind == "runtime"
+    assert report.files == {"partial.txt": b"half"}
+
+
+def test_mounted_files_are_read_only_and_stay_in_the_session():
+    with Sandbox().session() as s:
+        first = s.eval("return io.open('m.txt', 'w')", files={"m.txt": "kept"})
+        assert first.values == [None, "m.txt: Permission denied", 13]
+        s.eval("io.open('w.txt', 'w'):write('mine'):close()")
+        later = s.eval("return io.open('m.txt'):read('a'), io.open('w.txt'):read('a')")
+        assert later.values == ["kept", "mine"]
+        # Only the eval that wrote a file reports it.
+        assert later.files == {}
+
+
+def test_args_files_and_stdin_reach_eval_async():
+    async def main():
+        sandbox = Sandbox()
+        report = await sandbox.eval_async(
+            "io.open('o.txt', 'w'):write(io.read('a')):close() return ..., io.open('i.txt'):read('a')",
+            args=["x"],
+            files={"i.txt": b"in"},
+            stdin="piped",
+        )
+        async with sandbox.session() as s:
+            again = await s.eval_async("return ...", args=["y"])
+        return report, again
+
+    report, again = asyncio.run(main())
+    assert report.values == ["x", "in"]
+    assert report.files == {"o.txt": b"piped"}
+    assert again.values == ["y"]
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"args": "ab"}, "args must be a sequence of str, not a single string"),
+        ({"args": [1]}, "args: 1 is not a str"),
+        ({"args": ["\ud800"]}, "an argument is not valid Unicode"),
+        ({"files": [("a", "b")]}, "files must be a mapping of name to str or bytes, not list"),
+        ({"files": {"a": 1}}, "file 'a' must be str or bytes, not int"),
+        ({"files": {1: "a"}}, "file name 1 is not a str"),
+        ({"files": {"\ud800": "a"}}, "is not valid Unicode"),
+        ({"stdin": 1}, "stdin must be str or bytes, not int"),
+    ],
+)
+def test_args_files_and_stdin_of_the_wrong_type_are_refused(options, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        Sandbox().eval("return 1", **options)
+    with Sandbox().session() as s, pytest.raises(ConfigError, match=re.escape(message)):
+        s.eval("return 1", **options)
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"args": ["x"] * 4097}, "4097 arguments are more than the 4096 an eval takes"),
+        ({"files": {f"f{i}": b"" for i in range(1025)}}, "1025 files are more than the 1024 a session holds"),
+        ({"files": {"": b""}}, "file name '' is empty, longer than 4096 bytes or contains NUL"),
+        ({"files": {"a\0b": b""}}, "file name 'a\\u{0}b' is empty"),
+        ({"files": {"x" * 4097: b""}}, "longer than 4096 bytes"),
+        ({"stdin": b"x" * ((1 << 20) + 1)}, "the files and stdin take 1048577 bytes, more than max-memory-bytes (1048576)"),
+        ({"files": {"data/": "x"}}, "file name 'data/' names a directory"),
+    ],
+)
+def test_args_files_and_stdin_past_the_crates_bounds_are_invalid_value(options, message):
+    report = Sandbox(limits=Limits(max_memory_bytes=1 << 20)).eval("return 1", **options)
+    assert report.error.kind == "invalid_value"
+    assert message in report.error.message

@@ -23,6 +23,14 @@ def main() -> list[moonbox.Json]:
     stats: moonbox.Stats = report.stats
     logs: list[moonbox.LogEvent] = report.logs
     assert error is None and stats.capability_calls == 1 and logs == []
+    written = sandbox.eval(
+        "io.open('out.txt', 'w'):write(io.read('a'), ...):close()",
+        args=["!"],
+        files={"in.txt": "text", "raw.bin": b"\x00"},
+        stdin=b"piped",
+    )
+    files: dict[str, bytes] = written.files
+    assert files == {"out.txt": b"piped!"}
     with sandbox.session() as session:
         session.eval("x = 1", on_output=lambda b: None, on_log=lambda e: None)
         again: moonbox.Report = session.eval("return x")

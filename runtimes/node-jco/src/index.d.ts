@@ -74,6 +74,20 @@ export interface EvalOptions {
   inputs?: Record<string, unknown>;
   /** The chunk's name in messages. Default `main.lua`. */
   chunkName?: string;
+  /**
+   * The script's arguments: the global `arg` (the chunk name at 0, these at
+   * 1..n) and the chunk's `...`, as `lua5.4 script.lua a b`. Without it
+   * `arg` is left as it is (nil in a new session).
+   */
+  args?: string[];
+  /**
+   * Files mounted read-only for `io.open`, `io.lines`, `loadfile`, `dofile`
+   * and `require`, by name; text is written as UTF-8. They stay in a session
+   * for its later evals.
+   */
+  files?: Record<string, string | Uint8Array> | Map<string, string | Uint8Array>;
+  /** What `io.read` and `io.stdin` read. Default: empty. */
+  stdin?: string | Uint8Array;
   /** Receives output while the script runs (polled every 10 ms). */
   onOutput?: (bytes: Uint8Array) => void;
   /** Receives log events while the script runs. */
@@ -137,6 +151,8 @@ export declare class Report {
   readonly logs: LogEvent[];
   readonly logsJson: string;
   readonly stats: Stats;
+  /** The files the eval created or wrote that exist at its end, by name, sorted. */
+  readonly files: ReadonlyMap<string, Uint8Array>;
   /** The report JSON text, as `moonbox run --json` prints it. */
   toJson(): string;
   /** For JSON.stringify: gives the same text as toJson(). */

@@ -28,12 +28,24 @@ export function oneLine(s) {
   return lines.map((l, i) => escape(i === 0 ? l : l.replace(/^[ \t]+/, ''))).join(' ');
 }
 
+// A written file as the report lists it: its contents as `text` when they
+// are UTF-8, else as `base64`.
+function fileJson(name, bytes) {
+  const size = bytes.length;
+  try {
+    return `{"name":${JSON.stringify(name)},"size":${size},"text":${JSON.stringify(strictUtf8.decode(bytes))}}`;
+  } catch {
+    const encoded = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.length).toString('base64');
+    return `{"base64":"${encoded}","name":${JSON.stringify(name)},"size":${size}}`;
+  }
+}
+
 export class Report {
   #valuesJson;
   #logsJson;
 
   /** @internal Built by the sandbox. */
-  constructor({ ok, valuesJson, exitCode, error, outputBytes, logs, stats }) {
+  constructor({ ok, valuesJson, exitCode, error, outputBytes, logs, stats, files }) {
     this.ok = ok;
     this.#valuesJson = valuesJson;
     this.values = parseExact(valuesJson);
@@ -53,6 +65,8 @@ export class Report {
       .map(({ level, message, fieldsJson }) => `{"fields":${fieldsJson},"level":${JSON.stringify(level)},"message":${JSON.stringify(message)}}`)
       .join(',')}]`;
     this.stats = stats;
+    // The files the eval wrote, by name (sorted, as the guest lists them).
+    this.files = new Map(files.map(({ name, bytes }) => [name, bytes]));
   }
 
   /** The returned values as the guest's exact JSON array text. */
@@ -90,8 +104,13 @@ export class Report {
     const output =
       `"output":${JSON.stringify(this.output)}` +
       (this.outputBase64 === undefined ? '' : `,"output_base64":${JSON.stringify(this.outputBase64)}`);
+    // Present only when the eval wrote some, as the Rust host leaves it out.
+    const files =
+      this.files.size === 0
+        ? ''
+        : `"files":[${[...this.files].map(([name, bytes]) => fileJson(name, bytes)).join(',')}],`;
     return (
-      `{"error":${error ?? 'null'},"exit_code":${JSON.stringify(this.exitCode)},"logs":${this.#logsJson},` +
+      `{"error":${error ?? 'null'},"exit_code":${JSON.stringify(this.exitCode)},${files}"logs":${this.#logsJson},` +
       `"ok":${this.ok},${output},"stats":${stats},"values":${this.#valuesJson},"version":${REPORT_VERSION}}`
     );
   }

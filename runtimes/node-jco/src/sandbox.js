@@ -6,11 +6,13 @@ import { BINDINGS_URL, coreModules, pagesFor } from './modules.js';
 import {
   DEFAULT_CHUNK_NAME,
   LIMITS,
+  MAX_FILE_NAME_BYTES,
+  MAX_FILES,
   WASM_MEMORY_EXTRA_BYTES,
   WASM_MEMORY_FACTOR,
   WASM_MEMORY_HEADROOM_BYTES,
 } from './contract.js';
-import { Report } from './report.js';
+import { Report, oneLine } from './report.js';
 import { CTRL, CTRL_SLOTS, LEVELS } from './shared.js';
 import { fromWit, parseExact, toWit } from './values.js';
 
@@ -433,6 +435,7 @@ function hostReport(kind, message, chunk, extra = {}) {
     error: { kind, message, chunk, line: null, traceback: null },
     outputBytes: extra.outputBytes ?? new Uint8Array(0),
     logs: extra.logs ?? [],
+    files: [],
     stats: {
       fuelUsed: null,
       instructions: null,
@@ -445,9 +448,55 @@ function hostReport(kind, message, chunk, extra = {}) {
   });
 }
 
+// The most arguments an eval takes: the Rust crate's `Limits::MAX_ARGS`,
+// which wit/contract.toml does not declare.
+const MAX_ARGS = 4096;
+
+// Text as UTF-8, or bytes as they are.
+function bytesOf(value, what) {
+  if (typeof value === 'string') return utf8.encode(value);
+  if (value instanceof Uint8Array) return value;
+  throw new TypeError(`${what} must be a string or a Uint8Array`);
+}
+
+function evalArgs(args) {
+  if (args === undefined) return undefined;
+  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) throw new TypeError('args must be an array of strings');
+  return [...args];
+}
+
+// `files` as an object or a Map of name to contents.
+function evalFiles(files) {
+  if (files === undefined) return [];
+  const entries = files instanceof Map ? [...files] : Object.entries(plainObject(files, 'files'));
+  return entries.map(([name, contents]) => {
+    if (typeof name !== 'string') throw new TypeError('files: each name must be a string');
+    return { name, bytes: bytesOf(contents, `files[${JSON.stringify(name)}]`) };
+  });
+}
+
+// Why the arguments, files or standard input cannot cross, as the Rust
+// crate words it (`script::check_files`), or null.
+function checkFiles({ args, files, stdin }, maxMemory) {
+  if (args !== undefined && args.length > MAX_ARGS) {
+    return `${args.length} arguments are more than the ${MAX_ARGS} an eval takes`;
+  }
+  if (files.length > MAX_FILES) return `${files.length} files are more than the ${MAX_FILES} a session holds`;
+  let total = stdin.length;
+  for (const { name, bytes } of files) {
+    if (name === '' || utf8.encode(name).length > MAX_FILE_NAME_BYTES || name.includes('\0')) {
+      const shown = oneLine([...name].slice(0, 80).join(''));
+      return `file name '${shown}' is empty, longer than ${MAX_FILE_NAME_BYTES} bytes or contains NUL`;
+    }
+    total += bytes.length;
+  }
+  if (total > maxMemory) return `the files and stdin take ${total} bytes, more than max-memory-bytes (${maxMemory})`;
+  return null;
+}
+
 function evalRequest(code, options, maxReply) {
   options = plainObject(options, 'eval options');
-  checkKeys(options, ['inputs', 'chunkName', 'onOutput', 'onLog'], 'eval options');
+  checkKeys(options, ['inputs', 'chunkName', 'args', 'files', 'stdin', 'onOutput', 'onLog'], 'eval options');
   for (const key of ['onOutput', 'onLog']) {
     if (options[key] !== undefined && typeof options[key] !== 'function') throw new TypeError(`${key} must be a function`);
   }
@@ -466,7 +515,16 @@ function evalRequest(code, options, maxReply) {
       inputError ??= `input ${name}: ${e.message}`;
     }
   }
-  return { request: { code: bytes, chunkName, inputs, args: undefined, files: [], stdin: new Uint8Array(0) }, inputError, sinks: { onOutput: options.onOutput, onLog: options.onLog } };
+  const request = {
+    code: bytes,
+    chunkName,
+    inputs,
+    args: evalArgs(options.args),
+    files: evalFiles(options.files),
+    stdin: options.stdin === undefined ? new Uint8Array(0) : bytesOf(options.stdin, 'stdin'),
+  };
+  const filesError = checkFiles(request, maxReply);
+  return { request, inputError, filesError, sinks: { onOutput: options.onOutput, onLog: options.onLog } };
 }
 
 // What runEval gives for a one-shot eval whose worker was ended before it
@@ -474,9 +532,10 @@ function evalRequest(code, options, maxReply) {
 const NOT_RUN = Symbol('not run');
 
 async function runEval(worker, msg, options) {
-  const { request, inputError, sinks } = msg;
+  const { request, inputError, filesError, sinks } = msg;
   const chunk = request.chunkName;
   if (inputError) return hostReport('invalid_value', inputError, chunk);
+  if (filesError) return hostReport('invalid_value', filesError, chunk);
   const reply = await worker.eval({ op: 'eval', id: msg.id, oneShot: msg.oneShot, request }, options.limits.timeoutMs, sinks);
   if (reply.notRun) {
     // Another eval's stop ended the worker before this one began. A one-shot
@@ -519,6 +578,7 @@ async function runEval(worker, msg, options) {
     outputBytes,
     logs,
     stats,
+    files: reply.files,
   });
 }
 

@@ -193,16 +193,20 @@ function trap(e) {
   return { trap: 'internal', message: `the guest trapped: ${message}` };
 }
 
+// The files an eval wrote, as the main thread takes them.
+const files = (list) => list.map(({ name, bytes }) => ({ name, bytes }));
+
 function runEval(session, request) {
   try {
     const s = session.eval(request);
-    return { ok: true, values: s.values, exitCode: s.exitCode ?? null, stats: stats(s.stats) };
+    return { ok: true, values: s.values, exitCode: s.exitCode ?? null, stats: stats(s.stats), files: files(s.files) };
   } catch (e) {
     const failure = payload(e);
     const { error } = failure;
     return {
       ok: false,
       stats: stats(failure.stats),
+      files: files(failure.files),
       error: {
         kind: error.kind.replaceAll('-', '_'),
         message: error.message,

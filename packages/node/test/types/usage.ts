@@ -45,7 +45,11 @@ async function main(): Promise<void> {
     onOutput: (bytes: Uint8Array) => bytes.length,
     onLog: (event: LogEvent) => event.level,
     signal: controller.signal,
+    args: ['a', 'b'],
+    files: { 'in.txt': 'text', 'raw.bin': new Uint8Array([0]) },
+    stdin: 'piped',
   };
+  await sandbox.eval('return 1', { files: new Map([['m.txt', new Uint8Array(0)]]), stdin: new Uint8Array(0) });
   const report: Report = await sandbox.eval('return n * 2', evalOptions);
   const values: LuaValue[] = report.values;
   const text: string = report.valuesJson + report.logsJson + report.output + report.toJson();
@@ -59,6 +63,8 @@ async function main(): Promise<void> {
   const calls: CallRecord[] = report.calls;
   const exit: number | null = report.exitCode;
   const logs: LogEvent[] = report.logs;
+  const files: ReadonlyMap<string, Uint8Array> = report.files;
+  const written: Uint8Array | undefined = files.get('out.txt');
   const json: unknown = report.toJSON();
   const limit: boolean = kind !== undefined && LIMIT_KINDS.has(kind);
   const kinds: readonly ErrorKind[] = ERROR_KINDS;
@@ -73,7 +79,7 @@ async function main(): Promise<void> {
   await sandbox[Symbol.asyncDispose]();
   await sandbox.close();
   const parsed: unknown = parseExact('[1]');
-  void [max, values, text, bytes, b64, line, fuel, calls, exit, logs, json, limit, kinds, version, timeout, poisoned, parsed];
+  void [max, values, text, bytes, b64, line, fuel, calls, exit, logs, files, written, json, limit, kinds, version, timeout, poisoned, parsed];
 }
 
 void main();

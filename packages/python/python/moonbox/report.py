@@ -150,6 +150,14 @@ class Report:
             calls_unrecorded=s.get("calls_unrecorded", 0),
         )
 
+    @cached_property
+    def files(self) -> dict[str, bytes]:
+        """The files the eval created or wrote that still exist at its end,
+        by name (in name order), with their exact bytes; mounted files are
+        not among them. ``to_dict()["files"]`` lists the same, as text or
+        base64, and is absent when there are none."""
+        return dict(self._native.files())
+
     @property
     def calls(self) -> list[dict[str, Any]]:
         """The audit trail of capability calls, when the sandbox keeps one."""

@@ -65,6 +65,60 @@ def _source(code: str | bytes) -> bytes:
     raise ConfigError(f"code must be str or bytes, not {type(code).__name__}")
 
 
+#: A mounted file's contents: text (written as UTF-8) or bytes.
+FileContents = str | bytes
+
+#: An eval's ``args``, ``files`` and ``stdin`` as the native module takes
+#: them.
+_Extra = tuple[list[str] | None, list[tuple[str, bytes]], bytes]
+
+
+def _text(value: str, what: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigError(f"{what} is not valid Unicode (it holds lone surrogates)") from None
+    return value
+
+
+def _contents(value: object, what: str) -> bytes:
+    if isinstance(value, str):
+        try:
+            return value.encode("utf-8", errors="surrogateescape")
+        except UnicodeEncodeError:
+            raise ConfigError(f"{what} is not valid Unicode (it holds lone surrogates)") from None
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise ConfigError(f"{what} must be str or bytes, not {type(value).__name__}")
+
+
+def _extra(
+    args: Sequence[str] | None, files: Mapping[str, FileContents] | None, stdin: str | bytes | None
+) -> _Extra | None:
+    """An eval's ``args``, ``files`` and ``stdin``, their types checked; the
+    crate refuses what is past its bounds with an ``invalid_value`` report."""
+    if args is None and files is None and stdin is None:
+        return None
+    wit_args: list[str] | None = None
+    if args is not None:
+        if isinstance(args, (str, bytes)):
+            raise ConfigError("args must be a sequence of str, not a single string")
+        wit_args = []
+        for arg in args:
+            if not isinstance(arg, str):
+                raise ConfigError(f"args: {arg!r} is not a str")
+            wit_args.append(_text(arg, "an argument"))
+    mounted: list[tuple[str, bytes]] = []
+    if files is not None:
+        if not isinstance(files, Mapping):
+            raise ConfigError(f"files must be a mapping of name to str or bytes, not {type(files).__name__}")
+        for name, contents in files.items():
+            if not isinstance(name, str):
+                raise ConfigError(f"file name {name!r} is not a str")
+            mounted.append((_text(name, f"file name {name!r}"), _contents(contents, f"file {name!r}")))
+    return wit_args, mounted, b"" if stdin is None else _contents(stdin, "stdin")
+
+
 def _log_sink(on_log: LogSink | None) -> Callable[[dict[str, Any]], object] | None:
     if on_log is None:
         return None
@@ -151,23 +205,35 @@ class Sandbox:
         *,
         inputs: Mapping[str, Json] | None = None,
         chunk_name: str | None = None,
+        args: Sequence[str] | None = None,
+        files: Mapping[str, FileContents] | None = None,
+        stdin: str | bytes | None = None,
         on_output: OutputSink | None = None,
         on_log: LogSink | None = None,
     ) -> Report:
         """Runs ``code`` in a fresh session and returns its report. A
         script's failure is in the report; only bad arguments raise.
 
+        ``args`` become the global ``arg`` (the chunk name at index 0, these
+        at 1..n) and the chunk's ``...``, as ``lua5.4 script.lua a b`` gives
+        them; ``files`` (name to contents) are mounted read-only for
+        ``io.open``, ``io.lines``, ``loadfile``, ``dofile`` and ``require``;
+        ``stdin`` is what ``io.read`` reads. The files the script wrote are
+        the report's :attr:`~moonbox.Report.files`.
+
         ``on_output`` receives the script's bytes as it writes them, and
         ``on_log`` each log event, on the eval's threads; the report has
         them all the same. A sink that raises is not called again (its
         exception goes to :func:`sys.unraisablehook`)."""
-        return self._eval(code, inputs, chunk_name, on_output, on_log, None, None)
+        extra = _extra(args, files, stdin)
+        return self._eval(code, inputs, chunk_name, extra, on_output, on_log, None, None)
 
     def _eval(
         self,
         code: str | bytes,
         inputs: Mapping[str, Json] | None,
         chunk_name: str | None,
+        extra: _Extra | None,
         on_output: OutputSink | None,
         on_log: LogSink | None,
         cancel: _native.CancelToken | None,
@@ -175,7 +241,14 @@ class Sandbox:
     ) -> Report:
         try:
             native = self._native.eval(
-                _source(code), inputs, self._chunk(chunk_name), on_output, _log_sink(on_log), cancel, event_loop
+                _source(code),
+                inputs,
+                self._chunk(chunk_name),
+                on_output,
+                _log_sink(on_log),
+                cancel,
+                event_loop,
+                extra,
             )
         except (ValueError, RuntimeError) as e:
             raise _error(e) from None
@@ -187,6 +260,9 @@ class Sandbox:
         *,
         inputs: Mapping[str, Json] | None = None,
         chunk_name: str | None = None,
+        args: Sequence[str] | None = None,
+        files: Mapping[str, FileContents] | None = None,
+        stdin: str | bytes | None = None,
         on_output: OutputSink | None = None,
         on_log: LogSink | None = None,
     ) -> Report:
@@ -196,10 +272,11 @@ class Sandbox:
         before the cancellation propagates."""
         import asyncio
 
+        extra = _extra(args, files, stdin)
         loop = asyncio.get_running_loop()
         cancel = _native.CancelToken()
         future = loop.run_in_executor(
-            None, self._eval, code, inputs, chunk_name, on_output, on_log, cancel, loop
+            None, self._eval, code, inputs, chunk_name, extra, on_output, on_log, cancel, loop
         )
         return await _cancelling(future, cancel.cancel)
 
@@ -253,19 +330,25 @@ class Session:
         *,
         inputs: Mapping[str, Json] | None = None,
         chunk_name: str | None = None,
+        args: Sequence[str] | None = None,
+        files: Mapping[str, FileContents] | None = None,
+        stdin: str | bytes | None = None,
         on_output: OutputSink | None = None,
         on_log: LogSink | None = None,
     ) -> Report:
         """Runs ``code`` in this session and returns its report. Inputs
-        become globals before it runs; the sinks are as in
-        :meth:`Sandbox.eval`."""
-        return self._eval(code, inputs, chunk_name, on_output, on_log, None)
+        become globals before it runs; ``args``, ``files``, ``stdin`` and
+        the sinks are as in :meth:`Sandbox.eval`. Mounted files, and the
+        files the script writes, stay in the session for its later evals."""
+        extra = _extra(args, files, stdin)
+        return self._eval(code, inputs, chunk_name, extra, on_output, on_log, None)
 
     def _eval(
         self,
         code: str | bytes,
         inputs: Mapping[str, Json] | None,
         chunk_name: str | None,
+        extra: _Extra | None,
         on_output: OutputSink | None,
         on_log: LogSink | None,
         event_loop: asyncio.AbstractEventLoop | None,
@@ -273,7 +356,13 @@ class Session:
         session = self._session()
         try:
             native = session.eval(
-                _source(code), inputs, self.sandbox._chunk(chunk_name), on_output, _log_sink(on_log), event_loop
+                _source(code),
+                inputs,
+                self.sandbox._chunk(chunk_name),
+                on_output,
+                _log_sink(on_log),
+                event_loop,
+                extra,
             )
         except (ValueError, RuntimeError) as e:
             raise _error(e) from None
@@ -285,6 +374,9 @@ class Session:
         *,
         inputs: Mapping[str, Json] | None = None,
         chunk_name: str | None = None,
+        args: Sequence[str] | None = None,
+        files: Mapping[str, FileContents] | None = None,
+        stdin: str | bytes | None = None,
         on_output: OutputSink | None = None,
         on_log: LogSink | None = None,
     ) -> Report:
@@ -293,9 +385,10 @@ class Session:
         report ``cancelled`` too, so start a new session."""
         import asyncio
 
+        extra = _extra(args, files, stdin)
         session = self._session()
         loop = asyncio.get_running_loop()
-        future = loop.run_in_executor(None, self._eval, code, inputs, chunk_name, on_output, on_log, loop)
+        future = loop.run_in_executor(None, self._eval, code, inputs, chunk_name, extra, on_output, on_log, loop)
         return await _cancelling(future, session.cancel)
 
     def cancel(self) -> None:

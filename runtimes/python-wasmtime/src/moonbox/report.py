@@ -112,6 +112,15 @@ class Stats:
         }
 
 
+def _file_dict(name: str, contents: bytes) -> dict[str, Any]:
+    """A written file as the report lists it: its contents as ``text`` when
+    they are UTF-8, else as ``base64``."""
+    try:
+        return {"name": name, "size": len(contents), "text": contents.decode("utf-8")}
+    except UnicodeDecodeError:
+        return {"base64": base64.b64encode(contents).decode("ascii"), "name": name, "size": len(contents)}
+
+
 @dataclass(frozen=True)
 class Report:
     """The outcome of one eval: its values or its error, and in both cases
@@ -132,6 +141,9 @@ class Report:
     exit_code: int | None = None
     logs: list[LogEvent] = field(default_factory=list)
     stats: Stats = field(default_factory=Stats)
+    #: The files the eval created or wrote that exist at its end, by name
+    #: (sorted), with their bytes. Mounted files are not among them.
+    files: dict[str, bytes] = field(default_factory=dict)
 
     @property
     def output(self) -> str:
@@ -144,6 +156,10 @@ class Report:
         report: dict[str, Any] = {
             "error": None if self.error is None else self.error.to_dict(),
             "exit_code": self.exit_code,
+        }
+        if self.files:
+            report["files"] = [_file_dict(name, contents) for name, contents in self.files.items()]
+        report |= {
             "logs": [event.to_dict() for event in self.logs],
             "ok": self.ok,
             "output": self.output,

@@ -20,8 +20,7 @@ from .capabilities import Capability, capability_list
 from . import _contract
 from .errors import ComponentError, ConfigError
 from .limits import Limits
-from .report import LuaError, Report, Stats
-from .report import LogEvent
+from .report import LogEvent, LuaError, Report, Stats, one_line
 from .values import I64_MAX, I64_MIN, Json, to_wit
 
 #: Receives the script's output bytes as they are written.
@@ -32,6 +31,13 @@ LogSink = Callable[[LogEvent], object]
 #: The chunk name evals use unless told otherwise: messages read
 #: ``main.lua:3: ...``.
 DEFAULT_CHUNK_NAME = _contract.DEFAULT_CHUNK_NAME
+
+#: The most arguments an eval takes: the Rust crate's ``Limits::MAX_ARGS``,
+#: which wit/contract.toml does not declare.
+MAX_ARGS = 4096
+
+#: A file's contents: text (written as UTF-8) or bytes.
+FileContents = str | bytes
 
 
 @dataclass(frozen=True)
@@ -52,11 +58,84 @@ class Determinism:
                 raise ConfigError(f"deterministic {name} {value} does not fit in 64 bits")
 
 
+def _bytes(value: object, what: str) -> bytes:
+    if isinstance(value, str):
+        try:
+            return value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise ConfigError(f"{what} is not valid Unicode (it holds lone surrogates)") from None
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return bytes(value)
+    raise ConfigError(f"{what} must be str or bytes, not {type(value).__name__}")
+
+
+def _eval_args(args: Iterable[str] | None) -> list[str] | None:
+    if args is None:
+        return None
+    if isinstance(args, (str, bytes)):
+        raise ConfigError("args must be a sequence of str, not a single string")
+    out = []
+    for arg in args:
+        if not isinstance(arg, str):
+            raise ConfigError(f"args: {arg!r} is not a str")
+        _bytes(arg, "an argument")
+        out.append(arg)
+    return out
+
+
+def _eval_files(files: Mapping[str, FileContents] | None) -> list[tuple[str, bytes]]:
+    if files is None:
+        return []
+    if not isinstance(files, Mapping):
+        raise ConfigError(f"files must be a mapping of name to str or bytes, not {type(files).__name__}")
+    out = []
+    for name, contents in files.items():
+        if not isinstance(name, str):
+            raise ConfigError(f"file name {name!r} is not a str")
+        _bytes(name, f"file name {name!r}")
+        out.append((name, _bytes(contents, f"file {name!r}")))
+    return out
+
+
+def _check_files(args: list[str] | None, files: list[tuple[str, bytes]], stdin: bytes, max_memory: int) -> str | None:
+    """Why the arguments, files or standard input cannot cross, as the Rust
+    crate words it (``script::check_files``), or None."""
+    if args is not None and len(args) > MAX_ARGS:
+        return f"{len(args)} arguments are more than the {MAX_ARGS} an eval takes"
+    if len(files) > _contract.MAX_FILES:
+        return f"{len(files)} files are more than the {_contract.MAX_FILES} a session holds"
+    max_name = _contract.MAX_FILE_NAME_BYTES
+    total = len(stdin)
+    for name, contents in files:
+        if not name or len(name.encode("utf-8")) > max_name or "\0" in name:
+            return f"file name '{one_line(name[:80])}' is empty, longer than {max_name} bytes or contains NUL"
+        total += len(contents)
+    if total > max_memory:
+        return f"the files and stdin take {total} bytes, more than max-memory-bytes ({max_memory})"
+    return None
+
+
 def _record(**fields: Any) -> cm.Record:
     value = cm.Record()
     for name, field in fields.items():
         setattr(value, name.replace("_", "-"), field)
     return value
+
+
+class _Request:
+    """An eval's ``args``, ``files`` and ``stdin``, checked for type."""
+
+    __slots__ = ("args", "files", "stdin")
+
+    def __init__(
+        self,
+        args: Sequence[str] | None,
+        files: Mapping[str, FileContents] | None,
+        stdin: str | bytes | None,
+    ) -> None:
+        self.args = _eval_args(args)
+        self.files = _eval_files(files)
+        self.stdin = b"" if stdin is None else _bytes(stdin, "stdin")
 
 
 class Sandbox:
@@ -154,17 +233,34 @@ class Sandbox:
         *,
         inputs: Mapping[str, Json] | None = None,
         chunk_name: str | None = None,
+        args: Sequence[str] | None = None,
+        files: Mapping[str, FileContents] | None = None,
+        stdin: str | bytes | None = None,
         on_output: OutputSink | None = None,
         on_log: LogSink | None = None,
     ) -> Report:
         """Runs ``code`` in a fresh session and returns its report. A
         script's failure is in the report; only bad arguments raise.
 
+        ``args`` become the global ``arg`` (the chunk name at 0) and the
+        chunk's ``...``; ``files`` (name to contents) are mounted read-only;
+        ``stdin`` is what ``io.read`` reads. The files the script wrote are
+        the report's ``files``.
+
         ``on_output`` receives the script's bytes as it writes them, and
         ``on_log`` each log event, on the eval's thread; the report has them
         all the same. A sink that raises is not called again."""
         with self.session() as session:
-            return session.eval(code, inputs=inputs, chunk_name=chunk_name, on_output=on_output, on_log=on_log)
+            return session.eval(
+                code,
+                inputs=inputs,
+                chunk_name=chunk_name,
+                args=args,
+                files=files,
+                stdin=stdin,
+                on_output=on_output,
+                on_log=on_log,
+            )
 
     async def eval_async(
         self,
@@ -172,14 +268,18 @@ class Sandbox:
         *,
         inputs: Mapping[str, Json] | None = None,
         chunk_name: str | None = None,
+        args: Sequence[str] | None = None,
+        files: Mapping[str, FileContents] | None = None,
+        stdin: str | bytes | None = None,
     ) -> Report:
         """:meth:`eval` without blocking the event loop: the guest runs on a
         thread, and coroutine capabilities run on this loop."""
         loop = asyncio.get_running_loop()
+        request = _Request(args, files, stdin)
 
         def run() -> Report:
             with self.session() as session:
-                return session._eval(code, inputs, chunk_name, loop, None, None)
+                return session._eval(code, inputs, chunk_name, request, loop, None, None)
 
         return await asyncio.to_thread(run)
 
@@ -240,13 +340,17 @@ class Session:
         *,
         inputs: Mapping[str, Json] | None = None,
         chunk_name: str | None = None,
+        args: Sequence[str] | None = None,
+        files: Mapping[str, FileContents] | None = None,
+        stdin: str | bytes | None = None,
         on_output: OutputSink | None = None,
         on_log: LogSink | None = None,
     ) -> Report:
         """Runs ``code`` in this session and returns its report. Inputs
-        become globals before it runs; the sinks are as in
-        :meth:`Sandbox.eval`."""
-        return self._eval(code, inputs, chunk_name, None, on_output, on_log)
+        become globals before it runs; ``args``, ``files``, ``stdin`` and the
+        sinks are as in :meth:`Sandbox.eval`. Mounted files stay in the
+        session for its later evals."""
+        return self._eval(code, inputs, chunk_name, _Request(args, files, stdin), None, on_output, on_log)
 
     async def eval_async(
         self,
@@ -254,16 +358,21 @@ class Session:
         *,
         inputs: Mapping[str, Json] | None = None,
         chunk_name: str | None = None,
+        args: Sequence[str] | None = None,
+        files: Mapping[str, FileContents] | None = None,
+        stdin: str | bytes | None = None,
     ) -> Report:
         """:meth:`eval` without blocking the event loop."""
         loop = asyncio.get_running_loop()
-        return await asyncio.to_thread(self._eval, code, inputs, chunk_name, loop, None, None)
+        request = _Request(args, files, stdin)
+        return await asyncio.to_thread(self._eval, code, inputs, chunk_name, request, loop, None, None)
 
     def _eval(
         self,
         code: str | bytes,
         inputs: Mapping[str, Json] | None,
         chunk_name: str | None,
+        extra: _Request,
         loop: asyncio.AbstractEventLoop | None,
         on_output: OutputSink | None,
         on_log: LogSink | None,
@@ -283,7 +392,12 @@ class Session:
                 raise ConfigError(f"input name {name!r} is not a str")
             wit_inputs.append(_record(name=name, value=to_wit(value, f"input {name}")))
         request = _record(
-            code=source, chunk_name=chunk, inputs=wit_inputs, args=None, files=[], stdin=b""
+            code=source,
+            chunk_name=chunk,
+            inputs=wit_inputs,
+            args=extra.args,
+            files=[_record(name=name, bytes=contents) for name, contents in extra.files],
+            stdin=extra.stdin,
         )
 
         with self._lock:
@@ -297,6 +411,9 @@ class Session:
                     None,
                     Stats(),
                 )
+            why = _check_files(extra.args, extra.files, extra.stdin, self.sandbox.limits.max_memory_bytes)
+            if why is not None:
+                return _host_stop("invalid_value", why, chunk, None, Stats())
             return self._run(request, chunk, loop, on_output, on_log)
 
     def _run(
@@ -380,6 +497,7 @@ class Session:
             fuel_used=fuel_used,
             wall_time_us=host_stats.wall_time_us,
         )
+        written = {getattr(f, "name"): bytes(getattr(f, "bytes")) for f in getattr(outcome, "files")}
         if result.tag == "ok":
             return Report(
                 ok=True,
@@ -388,6 +506,7 @@ class Session:
                 exit_code=getattr(outcome, "exit-code"),
                 logs=ctx.logs,
                 stats=stats,
+                files=written,
             )
         error = getattr(outcome, "error")
         return Report(
@@ -402,6 +521,7 @@ class Session:
             ),
             logs=ctx.logs,
             stats=stats,
+            files=written,
         )
 
     def close(self) -> None:

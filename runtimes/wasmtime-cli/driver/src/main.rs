@@ -30,6 +30,11 @@ use serde_json::{Map, Value, json};
 #[path = "../../../../host/src/contract.rs"]
 mod contract;
 
+/// The crate's `one_line`, so that a refused file name reads as the Rust
+/// host words it.
+#[path = "../../../../host/src/text.rs"]
+mod text;
+
 mod bindings {
     wit_bindgen::generate!({
         // The moonbox contract first, then the worlds that use it.
@@ -43,7 +48,7 @@ mod bindings {
 
 use bindings::moonbox::sandbox::lua::Session;
 use bindings::moonbox::sandbox::types::{
-    Capability, Config, Determinism, ErrorKind, EvalRequest, Limits, Module, Stats,
+    Capability, Config, Determinism, ErrorKind, EvalRequest, File, Limits, Module, Stats,
 };
 use bindings::moonbox::wasmtime_cli::collected;
 
@@ -52,6 +57,10 @@ const CASES: &str = include_str!("../../../cases.json");
 
 /// The chunk name used when the case list names none.
 const DEFAULT_CHUNK_NAME: &str = contract::DEFAULT_CHUNK_NAME;
+
+/// The most arguments an eval takes: the Rust crate's `Limits::MAX_ARGS`,
+/// which the contract table does not declare.
+const MAX_ARGS: usize = 4096;
 
 fn main() -> ExitCode {
     let file: Value = match serde_json::from_str(CASES) {
@@ -96,17 +105,43 @@ fn run_case(config: &Value, chunk_name: &str, case: &Value) -> String {
         Err(message) => return create_failure(name, &message),
     };
 
+    let mut request = match eval_request(case) {
+        Ok(request) => request,
+        Err(message) => return create_failure(name, &message),
+    };
+    request.code = script.as_bytes().to_vec();
+    request.chunk_name = chunk_name.to_owned();
+    // What the Rust host refuses before the guest sees it, it refuses here
+    // the same way: an `invalid_value` failure with the host's stats.
+    if let Err(message) = check_files(&request, config.limits.max_memory_bytes) {
+        return result_line(
+            name,
+            false,
+            "[]",
+            json!({
+                "exit_code": null,
+                "error": {
+                    "kind": "invalid_value",
+                    "message": message,
+                    "chunk": chunk_name,
+                    "line": null,
+                    "traceback": null,
+                },
+                "stats": {
+                    "instructions": null,
+                    "peak_memory_bytes": null,
+                    "capability_calls": 0,
+                    "output_bytes": 0,
+                },
+            }),
+            &[],
+            "[]",
+        );
+    }
+
     // `caps` collects what the guest writes to `output` during the eval;
     // the bytes are taken afterwards, whatever the outcome.
     collected::start(config.limits.max_output_bytes);
-    let request = EvalRequest {
-        code: script.as_bytes().to_vec(),
-        chunk_name: chunk_name.to_owned(),
-        inputs: Vec::new(),
-        args: None,
-        files: Vec::new(),
-        stdin: Vec::new(),
-    };
     let outcome = session.eval(&request);
     let output = collected::take();
     let logs = collected::take_logs();
@@ -119,6 +154,7 @@ fn run_case(config: &Value, chunk_name: &str, case: &Value) -> String {
             json!({
                 "exit_code": success.exit_code,
                 "error": null,
+                "files": files_json(&success.files),
                 "stats": stats_json(&success.stats),
             }),
             &output,
@@ -139,6 +175,7 @@ fn run_case(config: &Value, chunk_name: &str, case: &Value) -> String {
                         "line": error.line,
                         "traceback": error.traceback,
                     },
+                    "files": files_json(&failure.files),
                     "stats": stats_json(&failure.stats),
                 }),
                 &output,
@@ -178,7 +215,11 @@ fn result_line(
         }
     }
     if let Value::Object(rest) = rest {
-        fields.extend(rest);
+        // `files` is left out when there are none, as a report leaves it.
+        fields.extend(
+            rest.into_iter()
+                .filter(|(k, v)| k != "files" || !v.is_null()),
+        );
     }
     let fields = Value::Object(fields).to_string();
     // `fields` is a non-empty object (it always holds `output`): `name`,
@@ -210,6 +251,122 @@ fn base64(bytes: &[u8]) -> String {
         }
     }
     out
+}
+
+/// The eval request of a case, without its code and chunk name: its
+/// `args` (strings), `files` (each a `name` and its bytes as `text` or
+/// `base64`) and `stdin` (text).
+fn eval_request(case: &Value) -> Result<EvalRequest, String> {
+    let args = match case.get("args") {
+        None => None,
+        Some(args) => Some(
+            items(args)
+                .map(|a| string(a, "args[]"))
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
+    };
+    let mut files: Vec<File> = Vec::new();
+    for file in items(&case["files"]) {
+        let name = string(&file["name"], "files[].name")?;
+        let bytes = match (file["text"].as_str(), file["base64"].as_str()) {
+            (Some(text), None) => text.as_bytes().to_vec(),
+            (None, Some(encoded)) => decode_base64(encoded)?,
+            _ => return Err(format!("file {name:?} needs one of text and base64")),
+        };
+        // A later file of the same name replaces an earlier one, as the
+        // Rust host's `Script::file` does.
+        files.retain(|f| f.name != name);
+        files.push(File { name, bytes });
+    }
+    let stdin = match case.get("stdin") {
+        None => Vec::new(),
+        Some(stdin) => string(stdin, "stdin")?.into_bytes(),
+    };
+    Ok(EvalRequest {
+        code: Vec::new(),
+        chunk_name: String::new(),
+        inputs: Vec::new(),
+        args,
+        files,
+        stdin,
+    })
+}
+
+/// Why a request's arguments, files or standard input cannot cross, as the
+/// Rust host words it (its `script::check_files`).
+fn check_files(request: &EvalRequest, max_memory_bytes: u64) -> Result<(), String> {
+    if let Some(args) = &request.args
+        && args.len() > MAX_ARGS
+    {
+        return Err(format!(
+            "{} arguments are more than the {MAX_ARGS} an eval takes",
+            args.len()
+        ));
+    }
+    let max_files = contract::MAX_FILES;
+    if request.files.len() as u64 > max_files {
+        return Err(format!(
+            "{} files are more than the {max_files} a session holds",
+            request.files.len()
+        ));
+    }
+    let max_name = contract::MAX_FILE_NAME_BYTES;
+    let mut total = request.stdin.len() as u64;
+    for file in &request.files {
+        if file.name.is_empty() || file.name.len() as u64 > max_name || file.name.contains('\0') {
+            return Err(format!(
+                "file name '{}' is empty, longer than {max_name} bytes or contains NUL",
+                text::one_line(&file.name.chars().take(80).collect::<String>())
+            ));
+        }
+        total = total.saturating_add(file.bytes.len() as u64);
+    }
+    if total > max_memory_bytes {
+        return Err(format!(
+            "the files and stdin take {total} bytes, more than max-memory-bytes ({max_memory_bytes})"
+        ));
+    }
+    Ok(())
+}
+
+/// The files an eval wrote as a report lists them (`null` when none):
+/// each one's name and size, and its bytes as `text` when they are UTF-8,
+/// else as `base64`.
+fn files_json(files: &[File]) -> Value {
+    if files.is_empty() {
+        return Value::Null;
+    }
+    files
+        .iter()
+        .map(|f| match std::str::from_utf8(&f.bytes) {
+            Ok(text) => json!({"name": f.name, "size": f.bytes.len(), "text": text}),
+            Err(_) => json!({"name": f.name, "size": f.bytes.len(), "base64": base64(&f.bytes)}),
+        })
+        .collect()
+}
+
+/// Standard base64 with padding, as the case list writes binary files.
+fn decode_base64(text: &str) -> Result<Vec<u8>, String> {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let digits = text.trim_end_matches('=').as_bytes();
+    if !text.len().is_multiple_of(4) || text.len() - digits.len() > 2 {
+        return Err(format!("{text:?} is not padded base64"));
+    }
+    let mut out = Vec::with_capacity(digits.len() * 3 / 4);
+    let (mut group, mut bits) = (0u32, 0u32);
+    for &c in digits {
+        let Some(value) = ALPHABET.iter().position(|&a| a == c) else {
+            return Err(format!("{text:?} is not base64"));
+        };
+        group = (group << 6) | value as u32;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((group >> bits) as u8);
+            group &= (1 << bits) - 1;
+        }
+    }
+    Ok(out)
 }
 
 fn create_failure(name: &Value, message: &str) -> String {
