@@ -778,8 +778,11 @@ async fn closing_a_busy_session_cancels_its_call() {
 
 #[tokio::test]
 async fn output_streams_as_progress_before_the_result() {
+    // The script spins until the timeout, so progress that arrives well
+    // before it was streamed while the script ran (a loaded machine may be
+    // slow to deliver it, so the bound is loose).
     let limits = Limits {
-        timeout: Duration::from_secs(2),
+        timeout: Duration::from_secs(5),
         ..spinning()
     };
     let mut conn = connect(sandbox(limits), ServerConfig::default()).await;
@@ -802,13 +805,13 @@ async fn output_streams_as_progress_before_the_result() {
             .expect("the client is alive");
         streamed.push_str(note.message.as_deref().unwrap_or_default());
     }
-    assert!(started.elapsed() < Duration::from_millis(1500));
+    assert!(started.elapsed() < Duration::from_secs(4));
     assert_eq!(streamed, "streamed\ncafé");
     let ServerResult::CallToolResult(result) = handle.await_response().await.expect("an answer")
     else {
         panic!("a tool result")
     };
-    assert!(started.elapsed() >= Duration::from_secs(2));
+    assert!(started.elapsed() >= Duration::from_secs(5));
     let report = report(&result);
     assert_eq!(report["error"]["kind"], "timeout");
     assert_eq!(report["output"], "streamed\ncafé");
