@@ -172,7 +172,7 @@ node-package:
 # package) on loopback, with `moonbox serve --nats` workers as processes.
 # `cargo test` ignores them; this fails unless all eight ran and passed.
 nats-test:
-    bash .ci/expect-passed 13 cargo test --test cli -- --ignored nats::
+    bash .ci/expect-passed 14 cargo test --test cli -- --ignored nats::
 
 # Every CI step in order, with a timing summary (.ci/run installs the tools, then runs this).
 #

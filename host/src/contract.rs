@@ -308,3 +308,5 @@ pub(crate) const MAX_FILE_NAME_BYTES: u64 = 4_096;
 /// Bytes each file is charged against `max_memory_bytes` beyond its name and
 /// contents.
 pub(crate) const FILE_OVERHEAD_BYTES: u64 = 256;
+/// The most arguments one eval takes (`eval-request.args`).
+pub(crate) const MAX_ARGS: u64 = 4_096;

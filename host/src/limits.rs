@@ -369,8 +369,9 @@ impl Limits {
     pub const MAX_RECORDED_ARG_TREE_BYTES: u64 = 64 << 10;
     /// The most inputs one eval takes; more data belongs in one table.
     pub const MAX_INPUTS: usize = 1024;
-    /// The most arguments one eval takes ([`Script::args`](crate::Script::args)).
-    pub const MAX_ARGS: usize = 4096;
+    /// The most arguments one eval takes ([`Script::args`](crate::Script::args);
+    /// `wit/contract.toml`).
+    pub const MAX_ARGS: usize = crate::contract::MAX_ARGS as usize;
     /// The most files a session's namespace holds, mounted and written
     /// together (`wit/contract.toml`); a script that would create one more
     /// trips `memory_limit`.

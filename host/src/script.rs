@@ -144,6 +144,16 @@ impl Script {
         self
     }
 
+    /// The arguments given with [`args`](Self::args), if any.
+    pub fn arg_values(&self) -> Option<&[String]> {
+        self.args.as_deref()
+    }
+
+    /// The standard input given with [`stdin`](Self::stdin).
+    pub fn stdin_bytes(&self) -> &[u8] {
+        &self.stdin
+    }
+
     /// The files mounted, in the order they were given.
     pub fn files(&self) -> &[crate::File] {
         &self.files

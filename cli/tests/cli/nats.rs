@@ -1218,24 +1218,30 @@ async fn a_worker_whose_nats_server_is_gone_drains_without_waiting_for_it() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "needs nats-server; run with `just nats-test`"]
-async fn files_cross_the_bus_both_ways() {
+async fn args_stdin_and_files_cross_the_bus_both_ways() {
     let nats = NatsServer::start(None);
     let _worker = Worker::start(&nats.url, &[]);
     let remote = remote(&nats.url).await;
-    // The request carries the mounted files (text, and bytes as base64);
+    // The request carries the arguments, standard input and mounted files
+    // (text, and bytes as base64);
     // the report carries the files the script wrote.
     let script = Script::new(
         "local n = 0 for _ in io.lines('data/in.csv') do n = n + 1 end\n\
          local raw = io.open('bytes.bin', 'rb'):read('a')\n\
          io.open('count.txt', 'w'):write(n):close()\n\
          io.open('/tmp/copy.bin', 'wb'):write(raw):close()\n\
-         return n, #raw",
+         return n, #raw, arg[1], select('#', ...), io.read('a')",
     )
     .file("data/in.csv", "a\nb\nc\n")
-    .file("bytes.bin", vec![0_u8, 0xff]);
+    .file("bytes.bin", vec![0_u8, 0xff])
+    .args(["first", "second"])
+    .stdin("piped");
     let report = remote.run(script).await.unwrap();
     assert!(report.ok, "{report:?}");
-    assert_eq!(report.values, [json!(3), json!(2)]);
+    assert_eq!(
+        report.values,
+        [json!(3), json!(2), json!("first"), json!(2), json!("piped")]
+    );
     let files = serde_json::to_value(&report.files).unwrap();
     assert_eq!(
         files,

@@ -99,3 +99,5 @@ export const MAX_FILES = 1024;
 export const MAX_FILE_NAME_BYTES = 4096;
 /** Bytes each file is charged against `max_memory_bytes` beyond its name and contents. */
 export const FILE_OVERHEAD_BYTES = 256;
+/** The most arguments one eval takes (`eval-request.args`). */
+export const MAX_ARGS = 4096;

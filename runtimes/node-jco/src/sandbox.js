@@ -8,6 +8,7 @@ import {
   LIMITS,
   MAX_FILE_NAME_BYTES,
   MAX_FILES,
+  MAX_ARGS,
   WASM_MEMORY_EXTRA_BYTES,
   WASM_MEMORY_FACTOR,
   WASM_MEMORY_HEADROOM_BYTES,
@@ -447,10 +448,6 @@ function hostReport(kind, message, chunk, extra = {}) {
     },
   });
 }
-
-// The most arguments an eval takes: the Rust crate's `Limits::MAX_ARGS`,
-// which wit/contract.toml does not declare.
-const MAX_ARGS = 4096;
 
 // Text as UTF-8, or bytes as they are.
 function bytesOf(value, what) {

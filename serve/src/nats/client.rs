@@ -153,9 +153,8 @@ impl RemoteSandbox {
         self.run(Script::new(code.as_ref())).await
     }
 
-    /// Runs a [`Script`] (code, inputs and mounted files) on some worker,
-    /// in a fresh sandbox. The script's arguments and standard input are
-    /// not sent: `Script` does not yet let them be read back.
+    /// Runs a [`Script`] (code, inputs, arguments, standard input and
+    /// mounted files) on some worker, in a fresh sandbox.
     ///
     /// # Errors
     /// As for [`RemoteSandbox::eval`].
@@ -487,6 +486,16 @@ fn body(script: &Script, limits: Option<Value>) -> Result<Vec<u8>, RemoteError> 
     })?;
     let inputs: Map<String, Value> = script.input_values().iter().cloned().collect();
     let mut body = json!({"code": code, "inputs": inputs});
+    if let Some(args) = script.arg_values() {
+        body["args"] = json!(args);
+    }
+    let stdin = script.stdin_bytes();
+    if !stdin.is_empty() {
+        body["stdin"] = match std::str::from_utf8(stdin) {
+            Ok(text) => json!(text),
+            Err(_) => json!({"base64": base64::engine::general_purpose::STANDARD.encode(stdin)}),
+        };
+    }
     if !script.files().is_empty() {
         let files: Vec<Value> = script
             .files()

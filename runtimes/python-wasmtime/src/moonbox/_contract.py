@@ -116,3 +116,5 @@ MAX_FILE_NAME_BYTES = 4_096
 #: Bytes each file is charged against `max_memory_bytes` beyond its name and
 #: contents.
 FILE_OVERHEAD_BYTES = 256
+#: The most arguments one eval takes (`eval-request.args`).
+MAX_ARGS = 4_096

@@ -32,9 +32,8 @@ LogSink = Callable[[LogEvent], object]
 #: ``main.lua:3: ...``.
 DEFAULT_CHUNK_NAME = _contract.DEFAULT_CHUNK_NAME
 
-#: The most arguments an eval takes: the Rust crate's ``Limits::MAX_ARGS``,
-#: which wit/contract.toml does not declare.
-MAX_ARGS = 4096
+#: The most arguments an eval takes (wit/contract.toml's ``max-args``).
+MAX_ARGS = _contract.MAX_ARGS
 
 #: A file's contents: text (written as UTF-8) or bytes.
 FileContents = str | bytes

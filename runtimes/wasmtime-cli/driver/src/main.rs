@@ -58,9 +58,8 @@ const CASES: &str = include_str!("../../../cases.json");
 /// The chunk name used when the case list names none.
 const DEFAULT_CHUNK_NAME: &str = contract::DEFAULT_CHUNK_NAME;
 
-/// The most arguments an eval takes: the Rust crate's `Limits::MAX_ARGS`,
-/// which the contract table does not declare.
-const MAX_ARGS: usize = 4096;
+/// The most arguments an eval takes (the contract's `max-args`).
+const MAX_ARGS: usize = contract::MAX_ARGS as usize;
 
 fn main() -> ExitCode {
     let file: Value = match serde_json::from_str(CASES) {
