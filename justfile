@@ -208,8 +208,7 @@ fuzz-seeds: build
 # The library battery (tests/libraries): real pure-Lua libraries' own test
 # suites under lua5.4 and inside `moonbox run`, compared; fails when a
 # library's result differs from what its manifest entry expects.
-libraries:
-    cargo build -q -p moonbox-cli
+libraries: build
     python3 tests/libraries/run.py --moonbox target/debug/moonbox
 
 # The official Lua 5.4 test suite inside the sandbox, with the per-file

@@ -197,7 +197,7 @@ def main():
         if unknown:
             raise SystemExit(f"--only: no library named {', '.join(sorted(unknown))}")
         libs = [lib for lib in libs if lib.name in args.only]
-    moonbox = Path(args.moonbox)
+    moonbox = Path(args.moonbox).resolve()
     if not args.native_only and not moonbox.is_file():
         raise SystemExit(f"no moonbox binary at {moonbox} (build it, or pass --moonbox PATH)")
 
