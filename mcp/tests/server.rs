@@ -1375,10 +1375,14 @@ async fn http_answers_not_taken_hold_reply_memory_and_past_it_calls_are_refused(
     }
 }
 
-#[tokio::test]
+// Two workers, as the server runs: on one thread, the first call's eval
+// yields every few milliseconds, but tokio then polls its timers and sockets
+// only every few dozen polls, so the second request could arrive only after
+// the first had finished.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn http_a_second_request_with_an_id_in_flight_is_refused_and_the_first_answered() {
     let limits = Limits {
-        max_instructions: 200_000_000,
+        max_instructions: 1_000_000_000,
         timeout: Duration::from_secs(60),
         ..Limits::default()
     };
@@ -1397,9 +1401,20 @@ async fn http_a_second_request_with_an_id_in_flight_is_refused_and_the_first_ans
             (answer.status, answer.body().await)
         })
     };
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    let second = exchange(addr, "POST", &[("Mcp-Session-Id", &id)], &call("return 2")).await;
-    assert_eq!(second.status, 409, "{}", second.head);
+    // Until the first call is in flight (on a loaded machine that can take
+    // longer than any fixed wait), the same id is free and simply runs.
+    let mut second;
+    let mut tries = 0;
+    loop {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        second = exchange(addr, "POST", &[("Mcp-Session-Id", &id)], &call("return 2")).await;
+        if second.status == 409 {
+            break;
+        }
+        assert_eq!(second.status, 200, "{}", second.head);
+        tries += 1;
+        assert!(tries < 100, "the first call never showed as in flight");
+    }
     let why = second.body().await;
     assert!(why.contains("already in flight"), "{why}");
     assert!(why.contains("\"id\":5"), "{why}");

@@ -83,7 +83,12 @@ async fn an_outer_wall_stop_poisons_the_session_only() {
 
 #[tokio::test]
 async fn a_cancelled_eval_poisons_the_session() {
-    let sb = sandbox();
+    // Limits the dropped eval cannot reach first, however fast the machine.
+    let sb = with_limits(Limits {
+        max_instructions: Limits::MAX_MAX_INSTRUCTIONS,
+        timeout: Duration::from_secs(60),
+        ..Limits::default()
+    });
     let mut s = sb.session(()).await.unwrap();
     let _ = tokio::time::timeout(
         Duration::from_millis(20),
