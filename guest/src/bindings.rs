@@ -1,7 +1,8 @@
 //! The WIT bindings, the only generated code. Every module but `wit` uses
 //! only what is re-exported here: the `output` import (the script's output
-//! stream), the `capabilities` import (host capability calls) and the types
-//! those imports take (`value`, `log-level`). `wit` implements the exports
+//! stream and the files' changes), the `capabilities` import (host
+//! capability calls) and the types those imports take (`value`,
+//! `log-level`, `file-change`). `wit` implements the exports
 //! and converts the contract's other types at the edge.
 
 // The contract's world plus `wizer-initialize`, which the build's
@@ -20,5 +21,8 @@ wit_bindgen::generate!({
     generate_all,
 });
 
+// The files' changes are sent only from the component (see `files::journal`).
+#[cfg(target_family = "wasm")]
+pub(crate) use moonbox::sandbox::types::{FileChange, FileWrite, NamedFile};
 pub(crate) use moonbox::sandbox::types::{LogLevel, Value};
 pub(crate) use moonbox::sandbox::{capabilities, output};

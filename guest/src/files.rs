@@ -65,6 +65,7 @@
 //! fails (`ENOSPC`); output written before it stays with the host.
 //! Truncating, removing and closing give the bytes back.
 
+mod journal;
 mod namespace;
 
 #[cfg(target_family = "wasm")]

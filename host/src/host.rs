@@ -18,9 +18,10 @@ use wasmtime_wasi::{
 
 use crate::arguments::ArgumentPool;
 use crate::bindings::moonbox::sandbox::{capabilities, output};
-use crate::bindings::types::{LogLevel, Value as WitValue};
+use crate::bindings::types::{FileChange, LogLevel, Value as WitValue};
 use crate::capability::Capability;
 use crate::config::Determinism;
+use crate::files::FileMirror;
 use crate::governance::{Approval, ApprovalRequest, Audit, CallOutcome, Governance, Ticket};
 use crate::limits::Limits;
 use crate::output::{LogBuffer, OutputBuffer};
@@ -60,6 +61,9 @@ pub(crate) struct HostState<T> {
     pub(crate) output: OutputBuffer,
     /// The log events the current eval has sent.
     pub(crate) logs: LogBuffer,
+    /// The session's files as the guest's changes describe them, for the
+    /// stops that end an eval without the guest's own account.
+    pub(crate) files: FileMirror,
     /// Capability calls the current eval has made, counted by the host.
     pub(crate) capability_calls: u32,
     /// Set when the host cancels the session; read by the epoch callback.
@@ -141,6 +145,7 @@ impl<T: Send + Sync + 'static> HostState<T> {
             max_reply_bytes: usize::try_from(max_reply_bytes).unwrap_or(usize::MAX),
             output: OutputBuffer::new(limits.max_output_bytes),
             logs: LogBuffer::new(limits.max_output_bytes, limits.max_memory_bytes),
+            files: FileMirror::new(limits.max_memory_bytes),
             capability_calls: 0,
             cancel: CancelHandle::default(),
             max_calls_in_flight: usize::try_from(limits.max_calls_in_flight)
@@ -174,6 +179,10 @@ impl<T> output::Host for HostState<T> {
 
     fn log(&mut self, level: LogLevel, message: String, fields: String) {
         self.logs.push(level.into(), message, &fields);
+    }
+
+    fn file(&mut self, change: FileChange) {
+        self.files.apply(change);
     }
 }
 

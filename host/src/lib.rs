@@ -71,6 +71,7 @@ mod contract;
 mod diagnostic;
 mod engine;
 mod error;
+mod files;
 mod governance;
 mod host;
 mod limits;

@@ -332,6 +332,7 @@ impl<T: Send + Sync + 'static> Session<T> {
             data.audit.reset();
             data.output.take();
             data.logs.take();
+            data.files.begin_eval();
         }
         // If this future is dropped before the call returns, the session
         // stays poisoned.
@@ -402,6 +403,9 @@ impl<T: Send + Sync + 'static> Session<T> {
                 stop.output = output;
                 stop.calls = calls;
                 stop.logs = logs;
+                // The guest gave no account of its files: the host's copy
+                // of what it wrote is the one there is.
+                stop.files = self.store.data().files.touched().unwrap_or_default();
                 return Err(stop);
             }
             Ok(Ok(success)) => {

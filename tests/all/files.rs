@@ -4,6 +4,8 @@
 //! running the same script in an empty directory. Then the hostile cases,
 //! the memory limit, and which session sees which files.
 
+use std::time::Duration;
+
 use moonbox::{ErrorKind, File, Limits, Sandbox, Script};
 use serde_json::json;
 
@@ -774,6 +776,79 @@ async fn written_files_come_back_on_every_stop_the_guest_sees() {
     let out = sb.eval(format!("{write} os.exit(3)")).await.unwrap();
     assert_eq!(out.exit_code, Some(3));
     assert_eq!(written(&out.files), [("log.txt", "step 1".to_owned())]);
+}
+
+/// The outer wall's stops end an eval without the guest's account of its
+/// files; the host's copy, kept from the guest's changes as they happen,
+/// reports them: closed files whole, open ones up to what their streams
+/// flushed (a stream buffers up to 1,024 bytes).
+#[tokio::test]
+async fn written_files_come_back_when_the_outer_wall_stops_the_eval() {
+    let setup = r#"
+        local f = io.open('done.txt', 'w') f:write('closed') f:close()
+        local g = io.open('open.txt', 'w') g:write(('x'):rep(3000)) g:write('tail')
+        local u = io.open('unbuffered.txt', 'w') u:setvbuf('no') u:write('each byte')
+        io.open('doomed', 'w'):close() os.remove('doomed')
+        io.open('old', 'w'):close() os.rename('old', 'renamed.txt')
+        local t = io.tmpfile() t:write('anonymous') t:flush()
+    "#;
+    let expected = |files: &[File]| {
+        let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(
+            names,
+            ["done.txt", "open.txt", "renamed.txt", "unbuffered.txt"]
+        );
+        assert_eq!(files[0].bytes, b"closed");
+        // 3,000 bytes passed the 1,024-byte buffer; 'tail' is still in it.
+        assert_eq!(files[1].bytes, vec![b'x'; 3000]);
+        assert_eq!(files[2].bytes, b"");
+        assert_eq!(files[3].bytes, b"each byte");
+    };
+    // A timeout inside one C call (a pattern that backtracks for minutes).
+    let timeout = files_with(Limits {
+        timeout: Duration::from_millis(300),
+        ..Limits::default()
+    });
+    let code = format!("{setup} return ('a'):rep(28):match(('a?'):rep(28) .. ('a'):rep(28))");
+    let e = fails(&timeout, &code, ErrorKind::Timeout).await;
+    expected(&e.files);
+    // Fuel.
+    let fuel = files_with(Limits {
+        fuel: Some(50_000_000),
+        max_instructions: Limits::MAX_MAX_INSTRUCTIONS,
+        ..Limits::default()
+    });
+    let e = fails(
+        &fuel,
+        &format!("{setup} while true do end"),
+        ErrorKind::FuelExhausted,
+    )
+    .await;
+    expected(&e.files);
+    // The host's cancel, in a session whose earlier eval wrote files of
+    // its own: only this eval's are reported.
+    let sb = files_with(Limits {
+        max_instructions: Limits::MAX_MAX_INSTRUCTIONS,
+        timeout: Duration::from_secs(120),
+        ..Limits::default()
+    });
+    let mut session = sb.session(()).await.unwrap();
+    session
+        .eval("io.open('earlier.txt', 'w'):write('kept') io.open('renamed.txt', 'w'):close()")
+        .await
+        .unwrap();
+    let cancel = session.cancel_handle();
+    let canceller = tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        cancel.cancel();
+    });
+    let e = session
+        .eval(format!("{setup} while true do end"))
+        .await
+        .unwrap_err();
+    canceller.await.unwrap();
+    assert_eq!(e.kind, ErrorKind::Cancelled);
+    expected(&e.files);
 }
 
 #[tokio::test]

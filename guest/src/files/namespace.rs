@@ -14,6 +14,8 @@ use crate::contract;
 use crate::errno;
 use crate::vm::Vm;
 
+use super::journal;
+
 /// The longest name accepted, in bytes (Linux's `PATH_MAX`; the contract's
 /// `max-file-name-bytes`); a longer one fails with `ENAMETOOLONG`.
 pub const MAX_NAME_BYTES: usize = contract::MAX_FILE_NAME_BYTES as usize;
@@ -200,6 +202,11 @@ pub struct Data {
     /// Created, written, emptied or renamed in this eval: the eval returns
     /// it (see [`Namespace::written`]).
     written: Cell<bool>,
+    /// The host knows the file by this number (see `journal`).
+    id: u64,
+    /// The host hears of its changes: it has a name the script gave it
+    /// (see `journal`).
+    journaled: Cell<bool>,
 }
 
 impl Data {
@@ -220,6 +227,8 @@ impl Data {
             name_bytes: Cell::new(name_bytes),
             read_only: Cell::new(false),
             written: Cell::new(true),
+            id: journal::next_id(),
+            journaled: Cell::new(false),
         }))
     }
 
@@ -239,6 +248,9 @@ impl Data {
         let freed = std::mem::take(&mut *self.bytes.borrow_mut()).len();
         self.vm().release_external(freed);
         self.written.set(true);
+        if self.journaled.get() {
+            journal::emptied(self.id);
+        }
     }
 
     /// Copies the bytes at `pos` into `buf`; returns how many (0 at or past
@@ -281,6 +293,9 @@ impl Data {
         let (start, stop) = (pos as usize, end as usize);
         bytes[start..stop].copy_from_slice(buf);
         self.written.set(true);
+        if self.journaled.get() {
+            journal::wrote(self.id, pos, buf);
+        }
         Ok(end)
     }
 
@@ -298,6 +313,17 @@ impl Data {
     /// Gives the name's bytes back: the file has left the namespace.
     fn unname(&self) {
         self.vm().release_external(self.name_bytes.replace(0));
+        if self.journaled.replace(false) {
+            journal::dropped(self.id);
+        }
+    }
+
+    /// Tells the host that the script's file now has the resolved `path`
+    /// (created, or renamed to it); from now on the host hears of its
+    /// changes.
+    fn announce(&self, path: &[u8]) {
+        self.journaled.set(true);
+        journal::named(self.id, path);
     }
 }
 
@@ -425,6 +451,7 @@ impl Namespace {
                 self.files
                     .borrow_mut()
                     .insert(path.clone(), Rc::clone(&data));
+                data.announce(&path);
                 data
             }
         };
@@ -493,11 +520,12 @@ impl Namespace {
         let replaced = {
             let mut files = self.files.borrow_mut();
             files.remove(&from);
-            files.insert(to, data)
+            files.insert(to.clone(), Rc::clone(&data))
         };
         if let Some(old) = replaced {
             old.unname();
         }
+        data.announce(&to);
         Ok(())
     }
 
@@ -520,7 +548,10 @@ impl Namespace {
             }
             // SAFETY: The caller's, as for `open`.
             let data = unsafe { Data::create(vm, path.len())? };
-            self.files.borrow_mut().insert(path.clone(), data);
+            self.files
+                .borrow_mut()
+                .insert(path.clone(), Rc::clone(&data));
+            data.announce(&path);
             return Ok(path);
         }
     }
@@ -568,13 +599,7 @@ impl Namespace {
             .borrow()
             .iter()
             .filter(|(_, data)| data.written.get() && !data.read_only.get())
-            .map(|(path, data)| {
-                let name = path.strip_prefix(b"/").unwrap_or(path);
-                (
-                    String::from_utf8_lossy(name).into_owned(),
-                    data.bytes.borrow().clone(),
-                )
-            })
+            .map(|(path, data)| (journal::report_name(path), data.bytes.borrow().clone()))
             .collect()
     }
 }
@@ -929,5 +954,129 @@ mod tests {
         // SAFETY: As above.
         let first = unsafe { other.create_temporary(&vm).unwrap() };
         assert_eq!(first, b"/tmp/lua_000001", "the same names in each session");
+    }
+
+    /// What a host rebuilds from the journal, as the WIT `output.file` says
+    /// one should: by id, the name and bytes, and whether this eval touched
+    /// it.
+    #[derive(Default)]
+    struct Mirror {
+        files: BTreeMap<u64, (String, Vec<u8>, bool)>,
+    }
+
+    impl Mirror {
+        fn apply(&mut self, changes: Vec<journal::Change>) {
+            for change in changes {
+                match change {
+                    journal::Change::Named(id, name) => {
+                        self.files
+                            .retain(|other, file| *other == id || file.0 != name);
+                        let file = self.files.entry(id).or_default();
+                        file.0 = name;
+                        file.2 = true;
+                    }
+                    journal::Change::Dropped(id) => {
+                        self.files.remove(&id);
+                    }
+                    journal::Change::Wrote(id, offset, bytes) => {
+                        if let Some(file) = self.files.get_mut(&id) {
+                            let end = offset as usize + bytes.len();
+                            if file.1.len() < end {
+                                file.1.resize(end, 0);
+                            }
+                            file.1[offset as usize..end].copy_from_slice(&bytes);
+                            file.2 = true;
+                        }
+                    }
+                    journal::Change::Emptied(id) => {
+                        if let Some(file) = self.files.get_mut(&id) {
+                            file.1.clear();
+                            file.2 = true;
+                        }
+                    }
+                }
+            }
+        }
+
+        fn written(&self) -> Vec<(String, Vec<u8>)> {
+            let mut files: Vec<_> = self
+                .files
+                .values()
+                .filter(|file| file.2)
+                .map(|file| (file.0.clone(), file.1.clone()))
+                .collect();
+            files.sort();
+            files
+        }
+
+        fn begin_eval(&mut self) {
+            for file in self.files.values_mut() {
+                file.2 = false;
+            }
+        }
+    }
+
+    #[test]
+    fn the_journal_tells_the_host_what_written_reports() {
+        let vm = vm(1 << 20);
+        let ns = Namespace::default();
+        journal::take();
+        let mut mirror = Mirror::default();
+        // SAFETY: The namespace and every file are dropped before `vm`.
+        unsafe {
+            ns.mount(&vm, b"in.txt", b"mounted").unwrap();
+            let (_, a) = ns.open(&vm, b"a.txt", mode("w")).unwrap();
+            Open::new(Rc::clone(&a), None, mode("w"))
+                .write(b"alpha")
+                .unwrap();
+            let (_, b) = ns.open(&vm, b"b.txt", mode("w")).unwrap();
+            let mut gap = Open::new(Rc::clone(&b), None, mode("w"));
+            gap.seek(3, 0).unwrap();
+            gap.write(b"b").unwrap();
+            ns.open(&vm, b"gone.txt", mode("w")).unwrap();
+            let (_, kept_open) = ns.open(&vm, b"open.txt", mode("w")).unwrap();
+            ns.remove(b"open.txt").unwrap();
+            // Written under no name: nothing the host keeps.
+            Open::new(kept_open, None, mode("w")).write(b"x").unwrap();
+            ns.remove(b"gone.txt").unwrap();
+            // Renamed over another file, then emptied and written again.
+            ns.rename(b"a.txt", b"b.txt").unwrap();
+            ns.open(&vm, b"b.txt", mode("w")).unwrap();
+            Open::new(a, None, mode("a")).write(b"again").unwrap();
+            ns.create_temporary(&vm).unwrap();
+            // An anonymous file, as `io.tmpfile` makes, is never sent.
+            let anonymous = Data::create(&vm, 0).unwrap();
+            anonymous.write_at(0, b"private").unwrap();
+        }
+        let changes = journal::take();
+        assert!(
+            !changes.iter().any(|c| matches!(c, journal::Change::Wrote(_, _, b) if b == b"mounted" || b == b"private")),
+            "mounted and anonymous files are not sent: {changes:?}"
+        );
+        mirror.apply(changes);
+        assert_eq!(mirror.written(), ns.written());
+        assert_eq!(
+            mirror.written(),
+            [
+                ("b.txt".to_owned(), b"again".to_vec()),
+                ("tmp/lua_000001".to_owned(), Vec::new()),
+            ]
+        );
+        // The next eval: only what it touches is reported, by both.
+        ns.begin_eval();
+        mirror.begin_eval();
+        // SAFETY: As above.
+        unsafe {
+            let (_, c) = ns.open(&vm, b"tmp/lua_000001", mode("a")).unwrap();
+            Open::new(c, None, mode("a")).write(b"t").unwrap();
+            // Mounting over a script's file takes its name from it.
+            ns.mount(&vm, b"b.txt", b"host").unwrap();
+        }
+        mirror.apply(journal::take());
+        assert_eq!(mirror.written(), ns.written());
+        assert_eq!(
+            mirror.written(),
+            [("tmp/lua_000001".to_owned(), b"t".to_vec())]
+        );
     }
 }

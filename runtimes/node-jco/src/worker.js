@@ -55,6 +55,10 @@ const output = {
     logBytes.set(f, at + 9 + m.length);
     Atomics.store(ctrl, CTRL.LOG_LEN, at + size);
   },
+  // The guest's file changes, dropped: this host reports the guest's own
+  // account of the files, and a timeout here ends the eval without it
+  // (docs/other-runtimes.md).
+  file(_change) {},
 };
 
 let deadline = Infinity;

@@ -95,6 +95,7 @@ class Guest:
             with root.add_instance(OUTPUT_IMPORT) as iface:
                 iface.add_func("write", _write)
                 iface.add_func("log", _log)
+                iface.add_func("file", _file)
             with root.add_instance(CAPABILITIES_IMPORT) as iface:
                 iface.add_func("call", _call)
                 iface.add_func("call-many", _call_many)
@@ -201,6 +202,12 @@ def _log(_store: Any, level: Any, message: str, fields: str) -> None:
         ctx.log(str(level), message, fields)
     except BaseException as e:  # noqa: BLE001
         ctx.escaped(e)
+
+
+def _file(_store: Any, _change: Any) -> None:
+    """The guest's file changes, dropped: this host reports the guest's own
+    account of the files (``success.files``, ``failure.files``), and a
+    timeout here ends the eval without it (docs/other-runtimes.md)."""
 
 
 def _call(_store: Any, name: str, args: list[cm.Variant]) -> cm.Variant | str:

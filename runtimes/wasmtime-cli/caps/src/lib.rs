@@ -39,7 +39,7 @@ mod bindings {
 use bindings::exports::moonbox::sandbox::capabilities::{CallRequest, Guest as Capabilities};
 use bindings::exports::moonbox::sandbox::output::Guest as Output;
 use bindings::exports::moonbox::wasmtime_cli::collected::Guest as Collected;
-use bindings::moonbox::sandbox::types::{LogLevel, Value};
+use bindings::moonbox::sandbox::types::{FileChange, LogLevel, Value};
 
 /// The case list, embedded at build time; its `records` back `records.get`.
 const CASES: &str = include_str!("../../../cases.json");
@@ -130,6 +130,11 @@ impl Output for Caps {
             r#"{{"level":"{level}","message":{message},"fields":{fields}}}"#
         ));
     }
+
+    /// Dropped: the driver reports the guest's own account of the files,
+    /// and `wasmtime run` ends an eval it stops without one
+    /// (docs/other-runtimes.md).
+    fn file(_change: FileChange) {}
 }
 
 impl Collected for Caps {
