@@ -25,7 +25,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use crate::error::{ErrorKind, EvalError};
-use crate::outcome::EvalOutput;
+use crate::outcome::{EvalOutput, File};
 use crate::report::Report;
 use crate::sandbox::Sandbox;
 use crate::script::Script;
@@ -53,10 +53,10 @@ pub enum SchemaFormat {
 
 /// The tool's input, as a model sends it.
 ///
-/// `inputs` is an object of name to JSON value in the Anthropic and MCP
-/// forms; OpenAI's strict mode cannot describe a free-form object, so there
-/// it is a string holding that object's JSON (or `null`).
-/// [`RunLua::script`] accepts both.
+/// `inputs` and `files` are objects in the Anthropic and MCP forms;
+/// OpenAI's strict mode cannot describe a free-form object, so there each is
+/// a string holding that object's JSON (or `null`). [`RunLua::script`]
+/// accepts both.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RunLua {
@@ -65,6 +65,16 @@ pub struct RunLua {
     /// Globals set before the chunk runs: an object, or its JSON text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub inputs: Option<Value>,
+    /// The script's arguments (`arg` and `...`): an array of strings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args: Option<Value>,
+    /// Files to mount read-only: an object of name to text or to
+    /// `{"base64": ...}`, or its JSON text (see [`extras`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub files: Option<Value>,
+    /// What `io.stdin` reads: a string.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stdin: Option<Value>,
 }
 
 impl RunLua {
@@ -80,10 +90,160 @@ impl RunLua {
     ///
     /// # Errors
     /// A message for the model when `inputs` is neither an object, its JSON
-    /// text, nor null.
+    /// text, nor null, or when `args`, `files` or `stdin` is not as
+    /// [`extras`] takes it.
     pub fn script(&self) -> Result<Script, String> {
         let inputs = inputs(self.inputs.clone())?;
-        Ok(Script::new(self.code.as_bytes()).inputs(inputs))
+        let extras = extras(self.args.clone(), self.files.clone(), self.stdin.clone())?;
+        Ok(extras.apply(Script::new(self.code.as_bytes()).inputs(inputs)))
+    }
+}
+
+/// A `run_lua` call's `args`, `files` and `stdin`, checked by [`extras`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Extras {
+    /// `arg[1..n]` and the chunk's `...`; `None` leaves `arg` nil.
+    pub args: Option<Vec<String>>,
+    /// Files to mount read-only, in the order given.
+    pub files: Vec<File>,
+    /// What `io.stdin` reads; `None` is empty.
+    pub stdin: Option<Vec<u8>>,
+}
+
+impl Extras {
+    /// `script` with these arguments, files and stdin.
+    pub fn apply(self, mut script: Script) -> Script {
+        if let Some(args) = self.args {
+            script = script.args(args);
+        }
+        for file in self.files {
+            script = script.file(file.name, file.bytes);
+        }
+        if let Some(stdin) = self.stdin {
+            script = script.stdin(stdin);
+        }
+        script
+    }
+
+    /// The bytes they take together: the arguments', the files' names and
+    /// contents, and stdin's, for a server that bounds a call's size.
+    pub fn bytes(&self) -> u64 {
+        let args = self.args.iter().flatten().map(String::len);
+        let files = self.files.iter().map(|f| f.name.len() + f.bytes.len());
+        let stdin = self.stdin.iter().map(Vec::len);
+        args.chain(files)
+            .chain(stdin)
+            .fold(0u64, |sum, n| sum.saturating_add(n as u64))
+    }
+}
+
+/// Decodes `run_lua`'s `args`, `files` and `stdin` (absent or `null` for
+/// none):
+/// - `args`: an array of at most [`Limits::MAX_ARGS`](crate::Limits::MAX_ARGS)
+///   strings;
+/// - `files`: an object of at most [`Limits::MAX_FILES`](crate::Limits::MAX_FILES)
+///   names, each to its text or to `{"base64": "..."}` for bytes, or that
+///   object's JSON text (OpenAI's strict form; an empty string is none);
+/// - `stdin`: a string.
+///
+/// The names are checked by the sandbox when the script runs.
+///
+/// ```
+/// use serde_json::json;
+/// let extras = moonbox::tool::extras(
+///     Some(json!(["a", "b"])),
+///     Some(json!({"in.txt": "hi", "raw.bin": {"base64": "AP8="}})),
+///     Some(json!("typed")),
+/// ).unwrap();
+/// assert_eq!(extras.files[1].bytes, [0, 255]);
+/// assert_eq!(extras.bytes(), 2 + 6 + 2 + 7 + 2 + 5);
+/// assert!(moonbox::tool::extras(Some(json!([1])), None, None).is_err());
+/// ```
+///
+/// # Errors
+/// A message for the model naming what is wrong.
+pub fn extras(
+    args: Option<Value>,
+    files: Option<Value>,
+    stdin: Option<Value>,
+) -> Result<Extras, String> {
+    let mut extras = Extras::default();
+    let not_strings = || "`args` must be an array of strings (arg[1..n] and `...`)".to_owned();
+    match args {
+        None | Some(Value::Null) => {}
+        Some(Value::Array(items)) => {
+            if items.len() > crate::Limits::MAX_ARGS {
+                return Err(format!(
+                    "`args` has {} items; a script takes at most {}",
+                    items.len(),
+                    crate::Limits::MAX_ARGS
+                ));
+            }
+            let args = items
+                .into_iter()
+                .map(|item| match item {
+                    Value::String(arg) => Ok(arg),
+                    _ => Err(not_strings()),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            extras.args = Some(args);
+        }
+        Some(_) => return Err(not_strings()),
+    }
+    let files = match files {
+        None | Some(Value::Null) => serde_json::Map::new(),
+        Some(Value::Object(files)) => files,
+        Some(Value::String(text)) if text.trim().is_empty() => serde_json::Map::new(),
+        Some(Value::String(text)) => match serde_json::from_str::<Value>(&text) {
+            Ok(Value::Object(files)) => files,
+            Ok(Value::Null) => serde_json::Map::new(),
+            Ok(_) => return Err(FILES_SHAPE.to_owned()),
+            Err(e) => return Err(format!("`files` is not valid JSON: {e}")),
+        },
+        Some(_) => return Err(FILES_SHAPE.to_owned()),
+    };
+    if files.len() > crate::Limits::MAX_FILES {
+        return Err(format!(
+            "`files` has {} files; a script takes at most {}",
+            files.len(),
+            crate::Limits::MAX_FILES
+        ));
+    }
+    for (name, content) in files {
+        let bytes = file_bytes(&name, content)?;
+        extras.files.push(File::new(name, bytes));
+    }
+    match stdin {
+        None | Some(Value::Null) => {}
+        Some(Value::String(text)) => extras.stdin = Some(text.into_bytes()),
+        Some(_) => return Err("`stdin` must be a string: what io.read reads".to_owned()),
+    }
+    Ok(extras)
+}
+
+const FILES_SHAPE: &str =
+    "`files` must be an object of file name -> text, or -> {\"base64\": \"...\"} for bytes";
+
+/// A file's bytes: its text, or its `{"base64": ...}` decoded.
+fn file_bytes(name: &str, content: Value) -> Result<Vec<u8>, String> {
+    use base64::Engine as _;
+    match content {
+        Value::String(text) => Ok(text.into_bytes()),
+        Value::Object(mut object) if object.len() == 1 => match object.remove("base64") {
+            Some(Value::String(encoded)) => base64::engine::general_purpose::STANDARD
+                .decode(encoded.as_bytes())
+                .map_err(|e| {
+                    let shown: String = name
+                        .chars()
+                        .take(64)
+                        .flat_map(char::escape_default)
+                        .collect();
+                    format!("files['{shown}'].base64 is not standard base64: {e}")
+                }),
+            _ => Err(FILES_SHAPE.to_owned()),
+        },
+        _ => Err(FILES_SHAPE.to_owned()),
     }
 }
 
@@ -235,11 +395,21 @@ fn size(bytes: u64) -> String {
     }
 }
 
-/// The tool's input schema: `code`, and `inputs` as an object of name to
-/// JSON value. With `strict` (OpenAI's strict mode, where every property is
-/// required and no object is free-form), `inputs` is a JSON string or
-/// `null` instead.
+/// The tool's input schema: `code`; `inputs` as an object of name to JSON
+/// value; `args`, `files` and `stdin` as [`extras`] takes them. With
+/// `strict` (OpenAI's strict mode, where every property is required and no
+/// object is free-form), `inputs` and `files` are JSON strings or `null`
+/// instead, and `args` and `stdin` may be `null`.
+///
+/// ```
+/// let schema = moonbox::tool::input_schema(false);
+/// let names: Vec<&String> = schema["properties"].as_object().unwrap().keys().collect();
+/// assert_eq!(names, ["args", "code", "files", "inputs", "stdin"]);
+/// ```
 pub fn input_schema(strict: bool) -> Value {
+    const ARGS: &str = "Arguments, as `lua script.lua a b` gives them: the global `arg` (arg[1..n]; arg[0] is the chunk name) and the chunk's `...`. Without it, `arg` is nil.";
+    const FILES: &str = "Files to mount read-only before the code runs: name (like data/in.csv) -> text, or -> {\"base64\": \"...\"} for bytes. io.open, io.lines, loadfile, dofile and require (./?.lua, ./?/init.lua) read them; files the code writes come back in the result's `files`.";
+    const STDIN: &str = "What io.stdin, io.read and io.lines() read (empty without it).";
     let code = json!({ "type": "string", "description": "The Lua 5.4 chunk to run." });
     if strict {
         json!({
@@ -249,9 +419,19 @@ pub fn input_schema(strict: bool) -> Value {
                 "inputs": {
                     "type": ["string", "null"],
                     "description": "Globals to set before the chunk runs, as the JSON text of an object of name to value (null for none)."
-                }
+                },
+                "args": {
+                    "type": ["array", "null"],
+                    "items": { "type": "string" },
+                    "description": ARGS
+                },
+                "files": {
+                    "type": ["string", "null"],
+                    "description": format!("{FILES} As the JSON text of that object (null for none).")
+                },
+                "stdin": { "type": ["string", "null"], "description": STDIN }
             },
-            "required": ["code", "inputs"],
+            "required": ["code", "inputs", "args", "files", "stdin"],
             "additionalProperties": false
         })
     } else {
@@ -263,7 +443,24 @@ pub fn input_schema(strict: bool) -> Value {
                     "type": "object",
                     "description": "Globals to set before the chunk runs: name (a Lua identifier) to JSON value.",
                     "additionalProperties": true
-                }
+                },
+                "args": { "type": "array", "items": { "type": "string" }, "description": ARGS },
+                "files": {
+                    "type": "object",
+                    "description": FILES,
+                    "additionalProperties": {
+                        "anyOf": [
+                            { "type": "string" },
+                            {
+                                "type": "object",
+                                "properties": { "base64": { "type": "string" } },
+                                "required": ["base64"],
+                                "additionalProperties": false
+                            }
+                        ]
+                    }
+                },
+                "stdin": { "type": "string", "description": STDIN }
             },
             "required": ["code"],
             "additionalProperties": false
@@ -345,6 +542,20 @@ pub fn output_schema() -> Value {
                     },
                     "required": ["capability", "arg_bytes", "reply_bytes", "duration_us", "outcome"]
                 }
+            },
+            "files": {
+                "type": "array",
+                "description": "The files the run created or wrote that exist at its end, sorted by name (absent when none): text when UTF-8, else base64.",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "name": { "type": "string" },
+                        "size": { "type": "integer", "minimum": 0 },
+                        "text": { "type": "string" },
+                        "base64": { "type": "string" }
+                    },
+                    "required": ["name", "size"]
+                }
             }
         },
         "required": ["version", "ok", "values", "output", "exit_code", "error", "stats", "logs"]
@@ -359,7 +570,7 @@ pub fn output_schema() -> Value {
 /// let sandbox = moonbox::Sandbox::builder().build()?;
 /// let responses = tool::definition(&sandbox, SchemaFormat::OpenAiResponses);
 /// assert_eq!(responses["strict"], true);
-/// assert_eq!(responses["parameters"]["required"], serde_json::json!(["code", "inputs"]));
+/// assert_eq!(responses["parameters"]["required"], serde_json::json!(["code", "inputs", "args", "files", "stdin"]));
 /// let mcp = tool::definition(&sandbox, SchemaFormat::Mcp);
 /// assert_eq!(mcp["outputSchema"]["type"], "object");
 /// # Ok(()) }
@@ -522,7 +733,70 @@ impl std::io::Write for Cut {
 
 #[cfg(test)]
 mod tests {
-    use super::{Cut, size};
+    use super::*;
+
+    #[test]
+    fn extras_refuse_every_wrong_shape_with_a_sentence_for_the_model() {
+        let err = |args: Option<Value>, files: Option<Value>, stdin: Option<Value>| {
+            extras(args, files, stdin).expect_err("refused")
+        };
+        let strings = "`args` must be an array of strings (arg[1..n] and `...`)";
+        assert_eq!(err(Some(json!("a b")), None, None), strings);
+        assert_eq!(err(Some(json!(["a", 1])), None, None), strings);
+        let many = Value::Array(vec![json!(""); crate::Limits::MAX_ARGS + 1]);
+        assert_eq!(
+            err(Some(many), None, None),
+            "`args` has 4097 items; a script takes at most 4096"
+        );
+        for files in [
+            json!(["a"]),
+            json!({"a": 1}),
+            json!({"a": {"text": "x"}}),
+            json!("[1]"),
+        ] {
+            assert_eq!(err(None, Some(files), None), FILES_SHAPE);
+        }
+        assert!(err(None, Some(json!("{not json")), None).starts_with("`files` is not valid JSON"));
+        let mut too_many = serde_json::Map::new();
+        for i in 0..=crate::Limits::MAX_FILES {
+            too_many.insert(format!("f{i}"), json!(""));
+        }
+        assert_eq!(
+            err(None, Some(Value::Object(too_many)), None),
+            "`files` has 1025 files; a script takes at most 1024"
+        );
+        assert_eq!(
+            err(None, Some(json!({"a\nb": {"base64": "%%"}})), None),
+            "files['a\\nb'].base64 is not standard base64: Invalid symbol 37, offset 0."
+        );
+        assert_eq!(
+            err(None, None, Some(json!(["x"]))),
+            "`stdin` must be a string: what io.read reads"
+        );
+        let none = extras(Some(Value::Null), Some(json!(" ")), Some(Value::Null)).unwrap();
+        assert_eq!(none, Extras::default());
+    }
+
+    #[test]
+    fn a_strict_call_decodes_as_the_plain_one() {
+        let plain: RunLua = serde_json::from_value(json!({
+            "code": "return 1", "args": ["x"], "files": {"a.txt": "hi"}, "stdin": "in"
+        }))
+        .unwrap();
+        let strict: RunLua = serde_json::from_value(json!({
+            "code": "return 1", "inputs": null, "args": ["x"],
+            "files": "{\"a.txt\": \"hi\"}", "stdin": "in"
+        }))
+        .unwrap();
+        for call in [plain, strict] {
+            let script = call.script().unwrap();
+            assert_eq!(script.arg_values(), Some(&["x".to_owned()][..]));
+            assert_eq!(script.files(), [File::new("a.txt", "hi")]);
+            assert_eq!(script.stdin_bytes(), b"in");
+        }
+        let unknown = serde_json::from_value::<RunLua>(json!({"code": "", "file": {}}));
+        assert!(unknown.is_err(), "unknown fields are refused");
+    }
 
     #[test]
     fn a_cut_line_ends_on_a_character_boundary_and_counts_the_whole() {

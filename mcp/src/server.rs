@@ -724,16 +724,7 @@ fn tools(sandbox: &Sandbox, config: &ServerConfig) -> Vec<Tool> {
             }),
         );
     }
-    if let (Some(properties), Value::Object(extra)) = (
-        input.get_mut("properties").and_then(Value::as_object_mut),
-        files::input_properties(),
-    ) {
-        properties.extend(extra);
-    }
-    let mut output = tool::output_schema();
-    if let Some(properties) = output.get_mut("properties").and_then(Value::as_object_mut) {
-        properties.insert("files".to_owned(), files::output_property());
-    }
+    let output = tool::output_schema();
     let run_lua =
         Tool::new(RUN_LUA, description, object(input)).with_raw_output_schema(object(output));
     let new_session = Tool::new(

@@ -75,6 +75,44 @@ pub(crate) fn tool_inputs<'py>(
     to_py(py, &serde_json::Value::Object(inputs))
 }
 
+/// What `tool_extras` gives Python: `args`, the files by name, `stdin`.
+type ToolExtras<'py> = (
+    Option<Vec<String>>,
+    Bound<'py, PyDict>,
+    Option<Bound<'py, pyo3::types::PyBytes>>,
+);
+
+/// A `run_lua` call's `args`, `files` and `stdin` by the crate's rule
+/// (`tool::extras`, which the tool's schema describes): the arguments (or
+/// `None`), a dict of file name to bytes, and stdin's bytes (or `None`); a
+/// `ValueError` with the crate's sentence otherwise.
+#[pyfunction]
+pub(crate) fn tool_extras<'py>(
+    py: Python<'py>,
+    args: &Bound<'py, PyAny>,
+    files: &Bound<'py, PyAny>,
+    stdin: &Bound<'py, PyAny>,
+) -> PyResult<ToolExtras<'py>> {
+    let value = |name: &str, v: &Bound<'py, PyAny>| {
+        from_py(v).map_err(|e| PyValueError::new_err(format!("`{name}`: {e}")))
+    };
+    let extras = tool::extras(
+        Some(value("args", args)?),
+        Some(value("files", files)?),
+        Some(value("stdin", stdin)?),
+    )
+    .map_err(PyValueError::new_err)?;
+    let named = PyDict::new(py);
+    for file in &extras.files {
+        named.set_item(&file.name, pyo3::types::PyBytes::new(py, &file.bytes))?;
+    }
+    let stdin = extras
+        .stdin
+        .as_deref()
+        .map(|bytes| pyo3::types::PyBytes::new(py, bytes));
+    Ok((extras.args, named, stdin))
+}
+
 /// The process's engines, without and with fuel metering, each built on
 /// first use with the compiled-code cache in the user's cache directory
 /// (as the `moonbox` command keeps it).

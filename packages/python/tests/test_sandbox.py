@@ -314,11 +314,27 @@ def test_tool_definitions_and_calls():
         assert "run_lua" in json.dumps(definition)
         assert "records.get (1 args): a record by id" in json.dumps(definition)
     strict = tool.definition(sandbox, "openai")["function"]["parameters"]
-    assert strict["required"] == ["code", "inputs"]
+    assert strict["required"] == ["code", "inputs", "args", "files", "stdin"]
     assert tool.run_lua(sandbox, '{"code": "return n * 2", "inputs": "{\\"n\\": 21}"}')["values"] == [42]
     assert tool.run_lua(sandbox, {"code": 5})["error"]["message"] == "`code` must be a string holding the Lua chunk"
     assert tool.run_lua(sandbox, "not json")["ok"] is False
     assert asyncio.run(tool.run_lua_async(sandbox, {"code": "return 1"}))["values"] == [1]
+    # args, files and stdin, by the crate's rules: objects, or (OpenAI's
+    # strict form) the files as JSON text.
+    code = "io.open('out.txt', 'w'):write(io.read('a')) return select('#', ...), io.open('in.bin', 'rb'):read('a'):byte(2)"
+    for files in ({"in.bin": {"base64": "AP8="}}, '{"in.bin": {"base64": "AP8="}}'):
+        report = tool.run_lua(sandbox, {"code": code, "args": ["a", "b"], "files": files, "stdin": "typed"})
+        assert report["values"] == [2, 255], report
+        assert report["files"] == [{"name": "out.txt", "size": 5, "text": "typed"}]
+    assert tool.run_lua(sandbox, {"code": "return 1", "args": [1]})["error"]["message"] == (
+        "`args` must be an array of strings (arg[1..n] and `...`)"
+    )
+    bad_base64 = tool.run_lua(sandbox, {"code": "", "files": {"a": {"base64": "%%"}}})
+    assert "files['a'].base64 is not standard base64" in bad_base64["error"]["message"]
+    assert tool.run_lua(sandbox, {"code": "", "file": {}})["error"]["message"] == (
+        "run_lua takes code, inputs, args, files and stdin, not 'file'"
+    )
+    assert asyncio.run(tool.run_lua_async(sandbox, {"code": "return ...", "args": ["x"]}))["values"] == ["x"]
     with pytest.raises(ConfigError, match="unknown tool format"):
         tool.definition(sandbox, "langchain")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import _native
 from .errors import ConfigError
@@ -35,9 +35,19 @@ def definition(sandbox: Sandbox, format: str = "anthropic") -> dict[str, Any]:
     return definition
 
 
-def _arguments(arguments: Mapping[str, Any] | str) -> tuple[Any, dict[str, Any]] | Report:
-    """The code and inputs of a call, or a report saying what is wrong with
-    them, for the model to read."""
+class _Call(NamedTuple):
+    """A ``run_lua`` call's arguments, checked by the crate's rules."""
+
+    code: str
+    inputs: dict[str, Any]
+    args: list[str] | None
+    files: dict[str, bytes]
+    stdin: bytes | None
+
+
+def _arguments(arguments: Mapping[str, Any] | str) -> _Call | Report:
+    """The call's arguments, or a report saying what is wrong with them,
+    for the model to read."""
 
     def bad(message: str) -> Report:
         return error_report(message, "arguments")
@@ -49,38 +59,51 @@ def _arguments(arguments: Mapping[str, Any] | str) -> tuple[Any, dict[str, Any]]
             return bad(f"the tool's arguments are not JSON: {e}")
     if not isinstance(arguments, Mapping):
         return bad("the tool's arguments must be an object with `code`")
+    unknown = sorted(set(arguments) - _KEYS)
+    if unknown:
+        return bad(f"run_lua takes code, inputs, args, files and stdin, not '{unknown[0][:64]}'")
     code = arguments.get("code")
     if not isinstance(code, str):
         return bad("`code` must be a string holding the Lua chunk")
     try:
-        # The crate's rule, as the MCP server and `moonbox serve` apply it.
+        # The crate's rules, as the MCP server and `moonbox serve` apply them.
         inputs = _native.tool_inputs(arguments.get("inputs"))
+        args, files, stdin = _native.tool_extras(
+            arguments.get("args"), arguments.get("files"), arguments.get("stdin")
+        )
     except ValueError as e:
         return bad(str(e))
-    return code, inputs
+    return _Call(code, inputs, args, files, stdin)
+
+
+#: The arguments ``run_lua`` takes, as its schema lists them.
+_KEYS = frozenset({"code", "inputs", "args", "files", "stdin"})
 
 
 def run_lua(sandbox: Sandbox, arguments: Mapping[str, Any] | str) -> dict[str, Any]:
     """Runs one ``run_lua`` call (its arguments as a mapping or as JSON
     text) and returns the result to hand back to the model: the report, with
     ``error.summary`` the line to read first."""
-    parsed = _arguments(arguments)
-    if isinstance(parsed, Report):
-        return parsed.to_dict()
-    code, inputs = parsed
+    call = _arguments(arguments)
+    if isinstance(call, Report):
+        return call.to_dict()
     try:
-        return sandbox.eval(code, inputs=inputs).to_dict()
+        return sandbox.eval(
+            call.code, inputs=call.inputs, args=call.args, files=call.files, stdin=call.stdin
+        ).to_dict()
     except ConfigError as e:
         return error_report(f"input: {e}", "arguments").to_dict()
 
 
 async def run_lua_async(sandbox: Sandbox, arguments: Mapping[str, Any] | str) -> dict[str, Any]:
     """:func:`run_lua` without blocking the event loop."""
-    parsed = _arguments(arguments)
-    if isinstance(parsed, Report):
-        return parsed.to_dict()
-    code, inputs = parsed
+    call = _arguments(arguments)
+    if isinstance(call, Report):
+        return call.to_dict()
     try:
-        return (await sandbox.eval_async(code, inputs=inputs)).to_dict()
+        report = await sandbox.eval_async(
+            call.code, inputs=call.inputs, args=call.args, files=call.files, stdin=call.stdin
+        )
+        return report.to_dict()
     except ConfigError as e:
         return error_report(f"input: {e}", "arguments").to_dict()
