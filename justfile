@@ -174,6 +174,14 @@ node-package:
 nats-test:
     bash .ci/expect-passed 14 cargo test --test cli -- --ignored nats::
 
+# The same server driven by the official TypeScript SDK over stdio
+# (tests/mcp-ts; its npm lock pins the SDK): the flows where that client
+# differs from the Python SDK, such as when it handles progress.
+[doc("The MCP server through the TypeScript MCP SDK (tests/mcp-ts).")]
+mcp-ts-test: build
+    cd tests/mcp-ts && npm ci --no-audit --no-fund --silent
+    cd tests/mcp-ts && MOONBOX_BIN=../../target/debug/moonbox node --test --test-concurrency=1
+
 # Every CI step in order, with a timing summary (.ci/run installs the tools, then runs this).
 #
 # The workspace is linted as it is built, not checked apart: every step
@@ -187,7 +195,7 @@ nats-test:
 # checks them. The guest (whose build unsets the wrapper, so the component
 # stays the same) is linted by clippy-guest.
 ci:
-    RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)" RUSTFLAGS="-D warnings" JUST="{{just_executable()}}" bash .ci/steps contract-check guest-check fmt-check clippy-guest deny test compat libraries guest-test examples doc package-check python-package node-package "runtimes --require-all" mcp-test fuzz-seeds nats-test bench-smoke
+    RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)" RUSTFLAGS="-D warnings" JUST="{{just_executable()}}" bash .ci/steps contract-check guest-check fmt-check clippy-guest deny test compat libraries guest-test examples doc package-check python-package node-package "runtimes --require-all" mcp-test mcp-ts-test fuzz-seeds nats-test bench-smoke
 
 # A million mixed evals on one sandbox; checks results and RSS growth.
 soak EVALS="1000000":

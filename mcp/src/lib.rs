@@ -48,6 +48,7 @@ mod error;
 mod files;
 mod http;
 mod ids;
+mod lines;
 mod progress;
 mod server;
 mod sessions;

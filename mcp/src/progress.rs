@@ -8,9 +8,18 @@
 //! slower than the script writes, the buffer stops growing at
 //! [`MAX_PENDING_BYTES`] and the excess is left out of the notifications;
 //! the count still includes it, and the final result carries every byte.
+//!
+//! Progress is for output written while the script runs: what is still
+//! gathering when the eval ends is not sent (the result carries it), so a
+//! script that ends within one interval sends none. A client may handle a
+//! notification after a result that reached it just behind it (the
+//! TypeScript SDK handles notifications a turn later than results, and
+//! drops a progress notification whose call has its result as an error),
+//! so a result also waits until one interval has passed since the call's
+//! last notification.
 
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use moonbox::OutputSink;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
@@ -26,6 +35,8 @@ struct State {
     pending: Vec<u8>,
     written: u64,
     done: bool,
+    /// When the last notification went out.
+    last_sent: Option<Instant>,
 }
 
 #[derive(Default)]
@@ -45,6 +56,7 @@ impl Shared {
 pub(crate) struct Progress {
     shared: Arc<Shared>,
     task: Option<JoinHandle<()>>,
+    interval: Duration,
 }
 
 impl Progress {
@@ -55,6 +67,7 @@ impl Progress {
         Progress {
             shared,
             task: Some(task),
+            interval,
         }
     }
 
@@ -75,17 +88,21 @@ impl Progress {
         })
     }
 
-    /// Sends what is left and waits for the task, so that every
-    /// notification goes out before the call's result.
+    /// Stops the task, leaving what has not gone out to the result; waits
+    /// for a notification being sent, then until one interval has passed
+    /// since the last one (see the module).
     ///
     /// # Cancel safety
-    /// Dropping the future stops the task; notifications not yet sent are
-    /// lost.
+    /// Dropping the future stops the task.
     pub(crate) async fn finish(mut self) {
         self.shared.state().done = true;
         self.shared.wake.notify_one();
         if let Some(task) = self.task.take() {
             let _ = task.await;
+        }
+        let last_sent = self.shared.state().last_sent;
+        if let Some(left) = last_sent.and_then(|sent| self.interval.checked_sub(sent.elapsed())) {
+            tokio::time::sleep(left).await;
         }
     }
 }
@@ -112,18 +129,21 @@ async fn forward(
 ) {
     loop {
         shared.wake.notified().await;
-        let done = shared.state().done;
-        if !done {
-            // Let more writes gather into this notification.
-            tokio::time::sleep(interval).await;
+        if shared.state().done {
+            return;
         }
-        let (bytes, written, done) = {
+        // Let more writes gather into this notification.
+        tokio::time::sleep(interval).await;
+        let (bytes, written) = {
             let mut state = shared.state();
-            let keep = incomplete_tail(&state.pending, state.done);
+            if state.done {
+                // The eval ended meanwhile: the result carries the rest.
+                return;
+            }
+            let keep = incomplete_tail(&state.pending);
             let split = state.pending.len() - keep;
             let rest = state.pending.split_off(split);
-            let bytes = std::mem::replace(&mut state.pending, rest);
-            (bytes, state.written, state.done)
+            (std::mem::replace(&mut state.pending, rest), state.written)
         };
         if !bytes.is_empty() {
             // An f64 holds byte counts exactly up to 2^53, far beyond any
@@ -131,23 +151,19 @@ async fn forward(
             let progress = written as f64;
             let note = ProgressNotificationParam::new(token.clone(), progress)
                 .with_message(String::from_utf8_lossy(&bytes).into_owned());
-            if peer.notify_progress(note).await.is_err() {
+            let sent = peer.notify_progress(note).await;
+            shared.state().last_sent = Some(Instant::now());
+            if sent.is_err() {
                 // The client is gone: nothing more to send.
                 return;
             }
-        }
-        if done {
-            return;
         }
     }
 }
 
 /// How many bytes at the end of `bytes` begin a UTF-8 character that the
-/// next write may complete (0 when `done`, or when they cannot).
-fn incomplete_tail(bytes: &[u8], done: bool) -> usize {
-    if done {
-        return 0;
-    }
+/// next write may complete (0 when they cannot).
+fn incomplete_tail(bytes: &[u8]) -> usize {
     (1..=bytes.len().min(3))
         .find(|&n| {
             let tail = &bytes[bytes.len() - n..];
@@ -163,12 +179,11 @@ mod tests {
     #[test]
     fn a_split_character_is_held_back() {
         let euro = "€".as_bytes();
-        assert_eq!(incomplete_tail(b"abc", false), 0);
-        assert_eq!(incomplete_tail(&euro[..1], false), 1);
-        assert_eq!(incomplete_tail(&[b'a', euro[0], euro[1]], false), 2);
-        assert_eq!(incomplete_tail(&[b'a', euro[0], euro[1]], true), 0);
-        assert_eq!(incomplete_tail(euro, false), 0);
-        assert_eq!(incomplete_tail(&[0xff, 0xff, euro[0]], false), 1);
-        assert_eq!(incomplete_tail(b"", false), 0);
+        assert_eq!(incomplete_tail(b"abc"), 0);
+        assert_eq!(incomplete_tail(&euro[..1]), 1);
+        assert_eq!(incomplete_tail(&[b'a', euro[0], euro[1]]), 2);
+        assert_eq!(incomplete_tail(euro), 0);
+        assert_eq!(incomplete_tail(&[0xff, 0xff, euro[0]]), 1);
+        assert_eq!(incomplete_tail(b""), 0);
     }
 }

@@ -245,20 +245,15 @@ impl McpServer {
     }
 
     /// A byte stream as an MCP transport, a message a line.
-    fn line_transport<R, W>(
-        &self,
-        input: R,
-        output: W,
-    ) -> rmcp::transport::async_rw::AsyncRwTransport<rmcp::RoleServer, R, W>
+    fn line_transport<R, W>(&self, input: R, output: W) -> crate::lines::LineTransport<R, W>
     where
         R: tokio::io::AsyncRead + Send + Unpin + 'static,
         W: tokio::io::AsyncWrite + Send + Unpin + 'static,
     {
         // A message may hold code and inputs at their bounds, escaped: the
-        // same bound as an HTTP request body. A longer line is dropped and
+        // same bound as an HTTP request body. A longer line is skipped and
         // answered with an error; the connection stays open.
-        rmcp::transport::async_rw::AsyncRwTransport::<rmcp::RoleServer, _, _>::new(input, output)
-            .with_max_line_length(self.max_message_bytes())
+        crate::lines::LineTransport::new(input, output, self.max_message_bytes())
     }
 
     /// Starts a task that closes idle sessions every so often, until the
@@ -374,10 +369,16 @@ impl McpServer {
         script: Script,
         ctx: &RequestContext<RoleServer>,
     ) -> Result<Ran, ToolError> {
-        let Ok(mut session) = slot.session.try_lock() else {
+        // A call right after a cancel waits for the cancelled one to wind
+        // down (its eval stops at its next step; the session restarts).
+        let Some(mut session) = slot.lock_for_call(STOPPING_WAIT).await else {
             return Err(ToolError::Busy(id.unwrap_or_default().to_owned()));
         };
         let _running = slot.running();
+        // The client's cancel is the stop a next call waits for, even
+        // before this call notices it.
+        let cancelled = ctx.ct.clone();
+        slot.stop_requested_by(move || cancelled.is_cancelled());
         // Closed between the lookup and the lock: the id is gone. (A close
         // from here on cancels the eval, even before it starts.)
         if let Some(id) = id
@@ -450,7 +451,7 @@ impl McpServer {
         let outcome = match &id {
             Some(id) => match self.inner.sessions.get(id) {
                 Ok(slot) => {
-                    let Ok(mut session) = slot.session.try_lock() else {
+                    let Some(mut session) = slot.lock_for_call(STOPPING_WAIT).await else {
                         return refused(&ToolError::Busy(id.clone()));
                     };
                     let _running = slot.running();
@@ -527,6 +528,11 @@ struct RunCall {
     script: Script,
     session: Option<String>,
 }
+
+/// How long a call waits for a session whose cancelled call is winding
+/// down (it stops at its next step, then the session restarts, in tens of
+/// milliseconds) before it is refused as busy.
+const STOPPING_WAIT: Duration = Duration::from_secs(5);
 
 /// The arguments `run_lua` takes.
 const RUN_KEYS: &[&str] = &["code", "inputs", "session", "args", "files", "stdin"];

@@ -5,7 +5,9 @@
 //! A session is used by one eval at a time: its lock is held for the eval,
 //! and a second call on a busy session is refused (see
 //! [`ToolError::Busy`]) rather than queued, so that a model never waits
-//! behind a long script without knowing why. There are no tenants here:
+//! behind a long script without knowing why. The one wait: a call that
+//! arrives while a cancelled call winds down (its eval stopping, the
+//! session restarting) waits for it, up to a few seconds. There are no tenants here:
 //! whoever holds an id may use it.
 
 use std::sync::Arc;

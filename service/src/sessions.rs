@@ -57,7 +57,16 @@ pub struct Slot<S> {
     /// lock: a sweep that tried the lock held it for a moment, in which a
     /// call arriving found the session busy.
     running: AtomicBool,
+    /// Set by [`Slot::stop`] while a call runs, until that call ends: the
+    /// session is busy only while its stopped call winds down.
+    stopping: AtomicBool,
+    /// Whether the running call was asked to stop by its client, before
+    /// it has noticed (see [`Slot::stop_requested_by`]).
+    asked_to_stop: Mutex<Option<AskedToStop>>,
 }
+
+/// See [`Slot::stop_requested_by`].
+type AskedToStop = Box<dyn Fn() -> bool + Send + Sync>;
 
 impl<S> std::fmt::Debug for Slot<S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -73,6 +82,12 @@ pub struct Running<'a, S>(&'a Slot<S>);
 
 impl<S> Drop for Running<'_, S> {
     fn drop(&mut self) {
+        *self
+            .0
+            .asked_to_stop
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = None;
+        self.0.stopping.store(false, Ordering::Release);
         self.0.running.store(false, Ordering::Release);
     }
 }
@@ -85,17 +100,59 @@ impl<S> Slot<S> {
             session: tokio::sync::Mutex::new(session),
             stop: Mutex::new(Box::new(stop)),
             running: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
+            asked_to_stop: Mutex::new(None),
         })
     }
 
     /// Stops the work running in the session, if any.
     pub fn stop(&self) {
+        if self.is_busy() {
+            self.stopping.store(true, Ordering::Release);
+        }
         (self.stop.lock().unwrap_or_else(PoisonError::into_inner))();
+    }
+
+    /// The session for a call: at once when it is free; when the call
+    /// holding it was stopped ([`Slot::stop`]) and is winding down, once it
+    /// has (at most `wait`); `None` when another call runs in it.
+    ///
+    /// # Cancel safety
+    /// Dropping the future gives up the wait; nothing is held.
+    pub async fn lock_for_call(
+        &self,
+        wait: std::time::Duration,
+    ) -> Option<tokio::sync::MutexGuard<'_, S>> {
+        if let Ok(session) = self.session.try_lock() {
+            return Some(session);
+        }
+        let asked = self
+            .asked_to_stop
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .is_some_and(|asked| asked());
+        if !asked && !self.stopping.load(Ordering::Acquire) {
+            return None;
+        }
+        tokio::time::timeout(wait, self.session.lock()).await.ok()
+    }
+
+    /// Tells the slot how to see that the running call's client asked it to
+    /// stop (a protocol's cancel), which it may not have noticed yet: until
+    /// the call ends, [`Slot::lock_for_call`] then waits for it as for a
+    /// [`stop`](Slot::stop). Call it after [`Slot::running`].
+    pub fn stop_requested_by(&self, asked: impl Fn() -> bool + Send + Sync + 'static) {
+        *self
+            .asked_to_stop
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Box::new(asked));
     }
 
     /// Marks the session as running a call until the guard is dropped;
     /// call it while holding [`Slot::session`].
     pub fn running(&self) -> Running<'_, S> {
+        self.stopping.store(false, Ordering::Release);
         self.running.store(true, Ordering::Release);
         Running(self)
     }
@@ -453,6 +510,47 @@ mod tests {
         Slot::new("session", move || {
             stops.fetch_add(1, Ordering::Relaxed);
         })
+    }
+
+    #[tokio::test]
+    async fn a_call_waits_only_for_a_stopped_call_to_wind_down() {
+        let stops = Arc::new(AtomicUsize::new(0));
+        let slot = slot(&stops);
+        let wait = Duration::from_secs(5);
+        assert!(slot.lock_for_call(wait).await.is_some(), "free: at once");
+        // A call runs: another is refused at once, however long it may wait.
+        let held = slot.session.try_lock().unwrap();
+        let running = slot.running();
+        assert!(slot.lock_for_call(wait).await.is_none());
+        // Stopped, it winds down; the next call waits for it.
+        slot.stop();
+        assert_eq!(stops.load(Ordering::Relaxed), 1);
+        let slot2 = slot.clone();
+        let next = tokio::spawn(async move { slot2.lock_for_call(wait).await.is_some() });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        drop(running);
+        drop(held);
+        assert!(next.await.unwrap(), "the next call got the session");
+        // A client's cancel the call has not noticed yet counts as a stop.
+        let asked = Arc::new(AtomicBool::new(false));
+        let held = slot.session.try_lock().unwrap();
+        let running = slot.running();
+        let flag = asked.clone();
+        slot.stop_requested_by(move || flag.load(Ordering::Relaxed));
+        assert!(slot.lock_for_call(Duration::ZERO).await.is_none());
+        asked.store(true, Ordering::Relaxed);
+        let slot2 = slot.clone();
+        let next = tokio::spawn(async move { slot2.lock_for_call(wait).await.is_some() });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        drop(running);
+        drop(held);
+        assert!(next.await.unwrap());
+        // A stop while nothing runs leaves no mark on later calls.
+        slot.stop();
+        let held = slot.session.try_lock().unwrap();
+        let _running = slot.running();
+        assert!(slot.lock_for_call(wait).await.is_none());
+        drop(held);
     }
 
     #[test]

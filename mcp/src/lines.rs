@@ -1,0 +1,321 @@
+//! The stdio transport: one JSON-RPC message a line, in both directions.
+//!
+//! rmcp's own line transport ignores a line that is not JSON, so a client
+//! that sent one waits for an answer that never comes. This one answers it,
+//! as JSON-RPC says: a `-32700` parse error with a null id (the line has no
+//! id to read). A line that is JSON but not a message (`-32600`), one longer
+//! than the message bound (`-32600`, the rest of it skipped), and a request
+//! before `initialize` (`-32600` with the request's id, saying to initialize
+//! first; rmcp would answer it with a complaint about `initialize`'s own
+//! fields) are answered too; notifications before it are dropped. So that a
+//! peer which answers errors with more bad lines cannot start a storm, at
+//! most [`MAX_ERRORS_PER_SECOND`] such answers go out a second; the rest are
+//! dropped.
+//!
+//! Everything written goes through one buffer under one lock, drained by
+//! cancel-safe writes: a message or an answer cut off midway (rmcp polls
+//! `receive` in a `select!`) is finished by the next writer, so lines never
+//! interleave.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rmcp::RoleServer;
+use rmcp::model::{ClientRequest, ErrorData, JsonRpcMessage, RequestId};
+use rmcp::service::{RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::Mutex;
+
+/// The most error answers to bad lines sent in one second.
+pub(crate) const MAX_ERRORS_PER_SECOND: u32 = 16;
+
+/// The writing half: what is still to be written, and where.
+struct Out<W> {
+    write: Option<W>,
+    pending: Vec<u8>,
+}
+
+impl<W: AsyncWrite + Unpin> Out<W> {
+    /// Writes what is pending, then flushes. Cancel-safe: each `write`
+    /// either wrote some bytes, which leave the buffer, or none.
+    async fn drain(&mut self) -> std::io::Result<()> {
+        let Some(write) = self.write.as_mut() else {
+            return Err(std::io::ErrorKind::NotConnected.into());
+        };
+        while !self.pending.is_empty() {
+            let n = write.write(&self.pending).await?;
+            if n == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            self.pending.drain(..n);
+        }
+        write.flush().await
+    }
+}
+
+/// A byte stream pair as an MCP transport (see the module).
+pub(crate) struct LineTransport<R, W> {
+    read: BufReader<R>,
+    /// The line read so far (kept when a read is cancelled).
+    line: Vec<u8>,
+    /// Inside a line past `max_line`: its bytes are skipped to the newline.
+    skipping: bool,
+    max_line: usize,
+    initialized: bool,
+    out: Arc<Mutex<Out<W>>>,
+    /// Error answers sent in the current second, and when it began.
+    errors: (u32, Instant),
+}
+
+impl<R, W> LineTransport<R, W>
+where
+    R: AsyncRead + Send + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    /// Reads messages from `read` and writes them to `write`, lines up to
+    /// `max_line` bytes.
+    pub(crate) fn new(read: R, write: W, max_line: usize) -> Self {
+        LineTransport {
+            read: BufReader::new(read),
+            line: Vec::new(),
+            skipping: false,
+            max_line,
+            initialized: false,
+            out: Arc::new(Mutex::new(Out {
+                write: Some(write),
+                pending: Vec::new(),
+            })),
+            errors: (0, Instant::now()),
+        }
+    }
+
+    /// The next whole line (without its newline), `None` at the end of the
+    /// input or on an error. Cancel-safe: the bytes taken so far stay in
+    /// `self.line`.
+    async fn next_line(&mut self) -> Option<Result<Vec<u8>, usize>> {
+        loop {
+            let available = match self.read.fill_buf().await {
+                Ok(bytes) => bytes,
+                Err(_) => return None,
+            };
+            if available.is_empty() {
+                // The end: a last line without a newline is incomplete.
+                return None;
+            }
+            let (take, ended) = match available.iter().position(|&b| b == b'\n') {
+                Some(at) => (at, true),
+                None => (available.len(), false),
+            };
+            if !self.skipping {
+                if self.line.len() + take > self.max_line {
+                    self.skipping = true;
+                    self.line.clear();
+                } else {
+                    self.line.extend_from_slice(&available[..take]);
+                }
+            }
+            self.read.consume(take + usize::from(ended));
+            if ended {
+                if std::mem::take(&mut self.skipping) {
+                    return Some(Err(self.max_line));
+                }
+                return Some(Ok(std::mem::take(&mut self.line)));
+            }
+        }
+    }
+
+    /// Queues an error answer, within the rate bound, and writes it.
+    async fn answer(&mut self, error: ErrorData, id: Option<RequestId>) -> bool {
+        let (sent, since) = &mut self.errors;
+        if since.elapsed() >= Duration::from_secs(1) {
+            (*sent, *since) = (0, Instant::now());
+        }
+        if *sent >= MAX_ERRORS_PER_SECOND {
+            return true;
+        }
+        *sent += 1;
+        let message = TxJsonRpcMessage::<RoleServer>::error(error, id);
+        let mut out = self.out.lock().await;
+        if let Ok(Value::Object(mut object)) = serde_json::to_value(&message) {
+            // JSON-RPC writes the id of an answer to no request as null;
+            // rmcp leaves it out.
+            object.entry("id").or_insert(Value::Null);
+            if let Ok(mut line) = serde_json::to_vec(&object) {
+                line.push(b'\n');
+                out.pending.extend_from_slice(&line);
+            }
+        }
+        out.drain().await.is_ok()
+    }
+}
+
+/// Whether the message is the `initialize` request.
+fn is_initialize(message: &RxJsonRpcMessage<RoleServer>) -> bool {
+    matches!(message, JsonRpcMessage::Request(request)
+        if matches!(request.request, ClientRequest::InitializeRequest(_)))
+}
+
+impl<R, W> Transport<RoleServer> for LineTransport<R, W>
+where
+    R: AsyncRead + Send + Unpin,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: TxJsonRpcMessage<RoleServer>,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let out = self.out.clone();
+        async move {
+            let mut line = serde_json::to_vec(&item)?;
+            line.push(b'\n');
+            let mut out = out.lock().await;
+            out.pending.extend_from_slice(&line);
+            out.drain().await
+        }
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            // Finish what a cancelled writer left.
+            {
+                let mut out = self.out.lock().await;
+                if !out.pending.is_empty() && out.drain().await.is_err() {
+                    return None;
+                }
+            }
+            let line = match self.next_line().await? {
+                Ok(line) => line,
+                Err(max) => {
+                    let error = ErrorData::invalid_request(
+                        format!(
+                            "a message is longer than the {max} bytes this server reads; it was skipped"
+                        ),
+                        None,
+                    );
+                    if !self.answer(error, None).await {
+                        return None;
+                    }
+                    continue;
+                }
+            };
+            let text = line.strip_suffix(b"\r").unwrap_or(&line);
+            let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+            if text.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            let value: Value = match serde_json::from_slice(text) {
+                Ok(value) => value,
+                Err(e) => {
+                    let error = ErrorData::parse_error(
+                        format!("the line is not JSON ({e}); send one JSON-RPC message a line"),
+                        None,
+                    );
+                    if !self.answer(error, None).await {
+                        return None;
+                    }
+                    continue;
+                }
+            };
+            let id: Option<RequestId> = value
+                .get("id")
+                .and_then(|id| serde_json::from_value(id.clone()).ok());
+            let method = value
+                .get("method")
+                .and_then(Value::as_str)
+                .map(str::to_owned);
+            match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value) {
+                Ok(message) if self.initialized || is_initialize(&message) => {
+                    self.initialized = true;
+                    return Some(message);
+                }
+                // Before `initialize`, a notification or a response has
+                // nothing to act on.
+                Ok(JsonRpcMessage::Request(_)) => {
+                    let error = ErrorData::invalid_request(
+                        format!(
+                            "`{}` before `initialize`: initialize the connection first",
+                            method.unwrap_or_default()
+                        ),
+                        None,
+                    );
+                    if !self.answer(error, id).await {
+                        return None;
+                    }
+                }
+                Ok(_) => {}
+                // A notification of a method no one knows is ignored, as
+                // MCP's SDKs ignore them.
+                Err(_) if id.is_none() && method.is_some() => {}
+                Err(e) => {
+                    let error = ErrorData::invalid_request(
+                        format!("not a JSON-RPC message this server takes: {e}"),
+                        None,
+                    );
+                    if !self.answer(error, id).await {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        let mut out = self.out.lock().await;
+        let _ = out.drain().await;
+        drop(out.write.take());
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncReadExt;
+
+    use super::*;
+
+    /// What the transport wrote while it read all of `input`.
+    async fn answers(input: &[u8]) -> Vec<Value> {
+        let (mut client, server_in) = tokio::io::duplex(1 << 20);
+        let (server_out, mut from_server) = tokio::io::duplex(1 << 20);
+        client.write_all(input).await.unwrap();
+        drop(client);
+        let mut transport = LineTransport::new(server_in, server_out, 1024);
+        assert!(transport.receive().await.is_none(), "nothing but errors");
+        transport.close().await.unwrap();
+        drop(transport);
+        let mut text = String::new();
+        from_server.read_to_string(&mut text).await.unwrap();
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[tokio::test]
+    async fn bad_lines_are_answered_up_to_the_rate_bound() {
+        let answers = answers(&b"{oops\n".repeat(40)).await;
+        assert_eq!(answers.len(), MAX_ERRORS_PER_SECOND as usize);
+        for answer in answers {
+            assert_eq!(answer["id"], Value::Null);
+            assert_eq!(answer["error"]["code"], -32700);
+        }
+    }
+
+    #[tokio::test]
+    async fn blank_lines_and_a_cut_last_line_are_not_answered() {
+        assert!(answers(b"\n \r\n\n{\"jsonrpc\":").await.is_empty());
+        let long = format!("{}\n[1]\n", "x".repeat(5000));
+        let answers = answers(long.as_bytes()).await;
+        assert_eq!(answers.len(), 2, "{answers:?}");
+        assert!(
+            answers[0]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("longer than the 1024 bytes")
+        );
+        assert_eq!(answers[1]["error"]["code"], -32600);
+    }
+}

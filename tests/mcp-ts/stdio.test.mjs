@@ -1,0 +1,202 @@
+// `moonbox mcp` over stdio, driven by the official TypeScript SDK: the
+// flows where that client behaves differently from the Python SDK
+// (tests/mcp). Run by `just mcp-ts-test` against the binary `MOONBOX_BIN`.
+
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { test } from 'node:test';
+
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+const BIN = process.env.MOONBOX_BIN ?? '../../target/debug/moonbox';
+
+/** A connected client over stdio, with every error the SDK reports. */
+async function connect(flags = []) {
+  const transport = new StdioClientTransport({ command: BIN, args: ['mcp', ...flags], stderr: 'pipe' });
+  const client = new Client({ name: 'moonbox-ts-tests', version: '1.0.0' });
+  const errors = [];
+  client.onerror = (error) => errors.push(String(error));
+  await client.connect(transport);
+  return { client, errors };
+}
+
+/** The report in a tool result. */
+function report(result) {
+  return result.structuredContent;
+}
+
+test('fast scripts never leave a progress notification behind their result', async () => {
+  const { client, errors } = await connect();
+  try {
+    // The SDK handles a notification one turn after a result that arrived
+    // with it, and then finds no handler for its token: an error. So a
+    // notification must never travel right behind... the result it belongs to.
+    let progress = 0;
+    for (let i = 0; i < 100; i++) {
+      const result = await client.callTool(
+        { name: 'run_lua', arguments: { code: `print('line ${i}') return ${i}` } },
+        undefined,
+        { onprogress: () => progress++ },
+      );
+      assert.deepEqual(report(result).values, [i]);
+      assert.equal(report(result).output, `line ${i}\n`);
+    }
+    // Give a late notification time to surface as an error.
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.deepEqual(errors, []);
+    // A script that ends within one interval sends none: the result has it.
+    assert.equal(progress, 0);
+  } finally {
+    await client.close();
+  }
+});
+
+test('a running script streams progress, and its result follows without a lost notification', async () => {
+  const { client, errors } = await connect(['--max-instructions', '4000000000', '--timeout', '10s']);
+  try {
+    const messages = [];
+    // Prints, runs for a while, prints again, and ends soon after.
+    const code = `
+      for round = 1, 3 do
+        print('round ' .. round)
+        local t = os.clock() while os.clock() - t < 0.2 do end
+      end
+      print('last') return 'done'`;
+    const result = await client.callTool({ name: 'run_lua', arguments: { code } }, undefined, {
+      onprogress: (p) => messages.push(p.message ?? ''),
+    });
+    assert.deepEqual(report(result).values, ['done']);
+    assert.equal(report(result).output, 'round 1\nround 2\nround 3\nlast\n');
+    assert.ok(messages.join('').startsWith('round 1\nround 2\n'), JSON.stringify(messages));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.deepEqual(errors, []);
+  } finally {
+    await client.close();
+  }
+});
+
+test('after a cancelled call, the next call on the same session runs', async () => {
+  const { client, errors } = await connect(['--max-instructions', '4000000000', '--timeout', '30s']);
+  try {
+    const opened = await client.callTool({ name: 'new_session', arguments: {} });
+    const session = opened.structuredContent.session;
+    assert.ok(session, JSON.stringify(opened));
+    await client.callTool({ name: 'run_lua', arguments: { session, code: 'kept = 41' } });
+    for (let i = 0; i < 5; i++) {
+      const abort = new AbortController();
+      const running = client.callTool(
+        { name: 'run_lua', arguments: { session, code: 'while true do end' } },
+        undefined,
+        { signal: abort.signal },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      abort.abort('the user changed their mind');
+      await assert.rejects(running);
+      // At once: the cancelled call is still winding down in the server.
+      const next = await client.callTool({ name: 'run_lua', arguments: { session, code: 'return kept' } });
+      assert.ok(!next.isError, JSON.stringify(next.content));
+      // The cancel restarted the session: its globals are gone.
+      assert.deepEqual(report(next).values, [null]);
+      await client.callTool({ name: 'run_lua', arguments: { session, code: 'kept = 41' } });
+    }
+    assert.deepEqual(errors, []);
+  } finally {
+    await client.close();
+  }
+});
+
+/** `moonbox mcp` as a bare process: lines in, lines out. */
+function bare(flags = []) {
+  const child = spawn(BIN, ['mcp', ...flags], { stdio: ['pipe', 'pipe', 'pipe'] });
+  const lines = createInterface({ input: child.stdout });
+  const queue = [];
+  const waiting = [];
+  lines.on('line', (line) => {
+    const next = waiting.shift();
+    if (next) next(JSON.parse(line));
+    else queue.push(JSON.parse(line));
+  });
+  return {
+    send: (text) => child.stdin.write(`${text}\n`),
+    /** The next message the server writes, within five seconds. */
+    next: () =>
+      new Promise((resolve, reject) => {
+        if (queue.length > 0) return resolve(queue.shift());
+        const timer = setTimeout(() => reject(new Error('no answer within 5 s')), 5000);
+        waiting.push((message) => {
+          clearTimeout(timer);
+          resolve(message);
+        });
+      }),
+    close: async () => {
+      child.stdin.end();
+      await once(child, 'exit');
+    },
+  };
+}
+
+const INITIALIZE = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bare', version: '1' } },
+});
+
+test('a line that is not JSON is answered with a parse error, and the connection goes on', async () => {
+  const server = bare();
+  try {
+    server.send('{"jsonrpc": "2.0", "id": 1, "method": "initialize"'); // cut short
+    const parse = await server.next();
+    assert.equal(parse.id, null);
+    assert.equal(parse.error.code, -32700);
+    assert.match(parse.error.message, /not JSON/);
+    server.send('["not", "a", "message"]');
+    const invalid = await server.next();
+    assert.equal(invalid.error.code, -32600);
+    server.send(INITIALIZE);
+    const init = await server.next();
+    assert.equal(init.id, 1);
+    assert.ok(init.result.serverInfo, JSON.stringify(init));
+    server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    server.send('not json either');
+    assert.equal((await server.next()).error.code, -32700);
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }));
+    const tools = await server.next();
+    assert.equal(tools.id, 2);
+    assert.ok(tools.result.tools.some((t) => t.name === 'run_lua'));
+  } finally {
+    await server.close();
+  }
+});
+
+test('a request before initialize is told to initialize first', async () => {
+  const server = bare();
+  try {
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 'early', method: 'tools/list' }));
+    const early = await server.next();
+    assert.equal(early.id, 'early');
+    assert.equal(early.error.code, -32600);
+    assert.match(early.error.message, /`tools\/list` before `initialize`: initialize the connection first/);
+    server.send(INITIALIZE);
+    assert.equal((await server.next()).id, 1);
+  } finally {
+    await server.close();
+  }
+});
+
+test('a line past the message bound is skipped and answered', async () => {
+  const server = bare(['--max-script-bytes', '1KiB']);
+  try {
+    server.send(`{"jsonrpc": "2.0", "id": 1, "method": "x", "params": "${'a'.repeat(2 << 20)}"}`);
+    const long = await server.next();
+    assert.equal(long.error.code, -32600);
+    assert.match(long.error.message, /longer than the \d+ bytes this server reads/);
+    server.send(INITIALIZE);
+    assert.equal((await server.next()).id, 1);
+  } finally {
+    await server.close();
+  }
+});
