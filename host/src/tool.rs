@@ -562,6 +562,109 @@ pub fn output_schema() -> Value {
     })
 }
 
+/// [`output_schema`] for tool formats that take one type per field (an
+/// MCP client's strict lint, Gemini's function declarations): every field
+/// that may be `null` there has its one other type here and is optional,
+/// because [`without_nulls`] leaves it out instead.
+///
+/// ```
+/// let schema = moonbox::tool::output_schema_without_nulls();
+/// assert_eq!(schema["properties"]["exit_code"]["type"], "integer");
+/// assert_eq!(schema["properties"]["error"]["type"], "object");
+/// assert!(!schema.to_string().contains("null"));
+/// ```
+pub fn output_schema_without_nulls() -> Value {
+    let mut schema = output_schema();
+    single_typed(&mut schema);
+    schema
+}
+
+/// A report's JSON ([`result`]) without its `null` members, at any depth,
+/// as [`output_schema_without_nulls`] describes it: a success has no
+/// `error`, an error no `line` when it has none.
+///
+/// ```
+/// use serde_json::json;
+/// let report = json!({"ok": true, "error": null, "values": [null, 1], "stats": {"fuel_used": null}});
+/// assert_eq!(moonbox::tool::without_nulls(report), json!({"ok": true, "values": [null, 1], "stats": {}}));
+/// ```
+pub fn without_nulls(value: Value) -> Value {
+    match value {
+        Value::Object(object) => Value::Object(
+            object
+                .into_iter()
+                .filter(|(_, member)| !member.is_null())
+                .map(|(name, member)| {
+                    // The script's own values keep their nulls.
+                    let member = if name == "values" || name == "fields" || name == "args" {
+                        member
+                    } else {
+                        without_nulls(member)
+                    };
+                    (name, member)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.into_iter().map(without_nulls).collect()),
+        other => other,
+    }
+}
+
+/// Rewrites every nullable property of `schema`, at any depth, as its
+/// non-null form, and takes it out of `required`.
+fn single_typed(schema: &mut Value) {
+    let Some(object) = schema.as_object_mut() else {
+        return;
+    };
+    if let Some(Value::Object(properties)) = object.get_mut("properties") {
+        let mut optional = Vec::new();
+        for (name, property) in properties.iter_mut() {
+            if drop_null(property) {
+                optional.push(name.clone());
+            }
+            single_typed(property);
+        }
+        if let Some(Value::Array(required)) = object.get_mut("required") {
+            required.retain(|r| !optional.iter().any(|o| r == o.as_str()));
+        }
+    }
+    if let Some(items) = object.get_mut("items") {
+        single_typed(items);
+    }
+}
+
+/// Makes a nullable schema (`"type": [T, "null"]`, or `anyOf` of a null
+/// and one other) its non-null form; whether it was nullable.
+fn drop_null(schema: &mut Value) -> bool {
+    let Some(object) = schema.as_object_mut() else {
+        return false;
+    };
+    if let Some(Value::Array(types)) = object.get("type") {
+        let others: Vec<Value> = types.iter().filter(|t| *t != "null").cloned().collect();
+        if others.len() < types.len() {
+            let single = match others.as_slice() {
+                [one] => one.clone(),
+                _ => Value::Array(others),
+            };
+            object.insert("type".to_owned(), single);
+            return true;
+        }
+    }
+    let null = json!({ "type": "null" });
+    if let Some(Value::Array(branches)) = object.get("anyOf")
+        && branches.len() == 2
+        && branches.contains(&null)
+        && let Some(Value::Object(other)) = branches.iter().find(|b| **b != null).cloned()
+    {
+        object.remove("anyOf");
+        for (key, value) in other {
+            object.entry(key).or_insert(value);
+        }
+        return true;
+    }
+    false
+}
+
 /// The full tool definition in the given format.
 ///
 /// ```
@@ -796,6 +899,76 @@ mod tests {
         }
         let unknown = serde_json::from_value::<RunLua>(json!({"code": "", "file": {}}));
         assert!(unknown.is_err(), "unknown fields are refused");
+    }
+
+    /// Every `type` in `schema`, with its path.
+    fn types(schema: &Value, path: &str, out: &mut Vec<(String, Value)>) {
+        match schema {
+            Value::Object(object) => {
+                for (key, value) in object {
+                    if key == "type" {
+                        out.push((path.to_owned(), value.clone()));
+                    }
+                    types(value, &format!("{path}/{key}"), out);
+                }
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    types(item, &format!("{path}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn the_schema_without_nulls_has_one_type_per_field_and_nothing_required_that_may_be_absent() {
+        let schema = output_schema_without_nulls();
+        let mut found = Vec::new();
+        types(&schema, "", &mut found);
+        for (path, ty) in &found {
+            assert!(ty.is_string() && ty != "null", "{path}: {ty}");
+        }
+        assert!(!schema.to_string().contains("anyOf"));
+        assert_eq!(
+            schema["required"],
+            json!(["version", "ok", "values", "output", "stats", "logs"])
+        );
+        assert_eq!(
+            schema["properties"]["error"]["required"],
+            json!(["kind", "message", "chunk", "summary"])
+        );
+        // The plain schema's nullable fields: six typed `[T, "null"]`
+        // (`exit_code`, `error.line`, `error.traceback` and three stats),
+        // and `error`, a null or an object.
+        let mut plain = Vec::new();
+        types(&output_schema(), "", &mut plain);
+        let nullable = plain
+            .iter()
+            .filter(|(_, ty)| ty.as_array().is_some_and(|t| t.contains(&json!("null"))))
+            .count();
+        assert_eq!(nullable, 6, "{plain:?}");
+    }
+
+    #[test]
+    fn reports_without_nulls_keep_the_script_s_own_nulls() {
+        let report = json!({
+            "ok": false, "values": [], "exit_code": null,
+            "error": {"kind": "runtime", "line": null, "traceback": null},
+            "logs": [{"level": "info", "message": "m", "fields": {"gone": null}}],
+            "calls": [{"capability": "c", "args": [null]}],
+            "stats": {"instructions": null, "wall_time_us": 3}
+        });
+        assert_eq!(
+            without_nulls(report),
+            json!({
+                "ok": false, "values": [],
+                "error": {"kind": "runtime"},
+                "logs": [{"level": "info", "message": "m", "fields": {"gone": null}}],
+                "calls": [{"capability": "c", "args": [null]}],
+                "stats": {"wall_time_us": 3}
+            })
+        );
     }
 
     #[test]

@@ -86,7 +86,8 @@ pub(crate) fn finished(
             line.push_str(&format!(" (session {id} was closed while this call ran)"))
         }
     }
-    let report = Report::from(outcome).to_json();
+    // As the output schema describes it: what would be null left out.
+    let report = tool::without_nulls(Report::from(outcome).to_json());
     let line_bytes = text_bytes(&line);
     let room = max_reply_bytes.saturating_sub(line_bytes + ENVELOPE_BYTES);
     let reserve = |bytes: usize| pending.is_none_or(|pending| pending.reserve(bytes));

@@ -8,7 +8,7 @@ use moonbox::{Diagnostic, EvalError, EvalOutput, Finding, Report, Sandbox, Scrip
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities,
-    ServerConfig as ServerInfo, Tool,
+    ServerConfig as ServerInfo, Tool, ToolAnnotations,
 };
 use rmcp::service::{RequestContext, RoleServer};
 use rmcp::{ErrorData, ServerHandler, ServiceExt};
@@ -730,9 +730,21 @@ fn tools(sandbox: &Sandbox, config: &ServerConfig) -> Vec<Tool> {
             }),
         );
     }
-    let output = tool::output_schema();
-    let run_lua =
-        Tool::new(RUN_LUA, description, object(input)).with_raw_output_schema(object(output));
+    // One type per field, as strict clients and Gemini's tool format take
+    // them; the structured content leaves out what would be null.
+    let output = tool::output_schema_without_nulls();
+    // A sandbox with no capabilities reaches nothing outside itself; with
+    // them (code mode's upstreams among them), what a script does is theirs.
+    let reaches_out = !sandbox.capabilities().is_empty();
+    let mut run_annotations = ToolAnnotations::with_title("Run Lua").read_only(false);
+    run_annotations = if reaches_out {
+        run_annotations.open_world(true)
+    } else {
+        run_annotations.destructive(false).open_world(false)
+    };
+    let run_lua = Tool::new(RUN_LUA, description, object(input))
+        .with_raw_output_schema(object(output))
+        .annotate(run_annotations);
     let new_session = Tool::new(
         NEW_SESSION,
         format!(
@@ -747,7 +759,14 @@ fn tools(sandbox: &Sandbox, config: &ServerConfig) -> Vec<Tool> {
         "type": "object",
         "properties": { "session": { "type": "string" } },
         "required": ["session"]
-    })));
+    })))
+    .annotate(
+        ToolAnnotations::with_title("New Lua session")
+            .read_only(false)
+            .destructive(false)
+            .idempotent(false)
+            .open_world(false),
+    );
     let close_session = Tool::new(
         CLOSE_SESSION,
         "Close a session opened with new_session. A run_lua call running in it is cancelled.",
@@ -759,6 +778,21 @@ fn tools(sandbox: &Sandbox, config: &ServerConfig) -> Vec<Tool> {
             "required": ["session"],
             "additionalProperties": false
         })),
+    )
+    .with_raw_output_schema(object(json!({
+        "type": "object",
+        "properties": {
+            "session": { "type": "string" },
+            "closed": { "type": "boolean", "const": true }
+        },
+        "required": ["session", "closed"]
+    })))
+    .annotate(
+        ToolAnnotations::with_title("Close Lua session")
+            .read_only(false)
+            .destructive(true)
+            .idempotent(true)
+            .open_world(false),
     );
     let check_lua = Tool::new(
         CHECK_LUA,
@@ -813,7 +847,12 @@ fn tools(sandbox: &Sandbox, config: &ServerConfig) -> Vec<Tool> {
             "error": { "type": "object", "description": "The syntax or limit error, when ok is false." }
         },
         "required": ["ok", "diagnostics"]
-    })));
+    })))
+    .annotate(
+        ToolAnnotations::with_title("Check Lua")
+            .read_only(true)
+            .open_world(false),
+    );
     vec![run_lua, check_lua, new_session, close_session]
 }
 

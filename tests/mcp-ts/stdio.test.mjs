@@ -200,3 +200,55 @@ test('a line past the message bound is skipped and answered', async () => {
     await server.close();
   }
 });
+
+/** Every `type` in a schema, with its path. */
+function types(schema, path = '', out = []) {
+  if (Array.isArray(schema)) schema.forEach((item, i) => types(item, `${path}/${i}`, out));
+  else if (schema && typeof schema === 'object') {
+    for (const [key, value] of Object.entries(schema)) {
+      if (key === 'type') out.push([path, value]);
+      types(value, `${path}/${key}`, out);
+    }
+  }
+  return out;
+}
+
+test('the tools are portable: one type per field, annotated, and their results match their schemas', async () => {
+  const { client, errors } = await connect(['--timeout', '300ms', '--max-instructions', '4000000000']);
+  try {
+    const { tools } = await client.listTools();
+    assert.deepEqual(tools.map((t) => t.name).sort(), ['check_lua', 'close_session', 'new_session', 'run_lua']);
+    for (const tool of tools) {
+      assert.ok(tool.annotations?.title, `${tool.name} has a title`);
+      assert.ok(tool.outputSchema, `${tool.name} declares the structured content it returns`);
+      for (const [path, type] of [...types(tool.inputSchema), ...types(tool.outputSchema)]) {
+        assert.equal(typeof type, 'string', `${tool.name}${path}: one type, not ${JSON.stringify(type)}`);
+        assert.notEqual(type, 'null', `${tool.name}${path}`);
+      }
+      assert.ok(!JSON.stringify(tool.outputSchema).includes('anyOf'), tool.name);
+    }
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    assert.equal(byName.check_lua.annotations.readOnlyHint, true);
+    assert.equal(byName.run_lua.annotations.openWorldHint, false);
+    // The SDK checks each result's structured content against the listed
+    // schema, and throws when it does not match: every kind of report.
+    const run = (code) => client.callTool({ name: 'run_lua', arguments: { code } });
+    const ok = await run('return 1, nil, {a = false}');
+    assert.deepEqual(ok.structuredContent.values, [1, null, { a: false }]);
+    assert.equal('error' in ok.structuredContent, false);
+    const failed = await run('error("boom")');
+    assert.equal(failed.structuredContent.error.kind, 'runtime');
+    assert.equal(failed.structuredContent.error.line, 1);
+    const stopped = await run('while true do end');
+    assert.equal(stopped.structuredContent.error.kind, 'timeout');
+    assert.equal('instructions' in stopped.structuredContent.stats, false, 'the host stopped the guest');
+    const exited = await run('os.exit(3)');
+    assert.equal(exited.structuredContent.exit_code, 3);
+    const opened = await client.callTool({ name: 'new_session', arguments: {} });
+    const closed = await client.callTool({ name: 'close_session', arguments: { session: opened.structuredContent.session } });
+    assert.equal(closed.structuredContent.closed, true);
+    assert.deepEqual(errors, []);
+  } finally {
+    await client.close();
+  }
+});
