@@ -126,7 +126,10 @@ pub(crate) async fn serve(mcp: &McpArgs, sandbox_args: &SandboxArgs) -> Result<u
         .session_ttl(mcp.session_ttl.0)
         .max_code_bytes(sandbox_args.max_script_bytes())
         .max_reply_bytes(max_reply);
-    let mut builder = sandbox_args.builder()?;
+    // With upstreams, scripts find their tools from Lua (catalog.search,
+    // catalog.describe), so a large upstream does not fill run_lua's
+    // description.
+    let mut builder = sandbox_args.builder()?.discovery(!mcp.upstream.is_empty());
     let mut names: Vec<String> = Vec::new();
     for spec in &mcp.upstream {
         let upstream = Upstream::start(spec, upstream::DEFAULT_START_TIMEOUT).await?;

@@ -66,6 +66,7 @@
 mod arguments;
 mod bindings;
 mod capability;
+pub mod catalog;
 mod config;
 mod contract;
 mod diagnostic;

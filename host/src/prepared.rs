@@ -18,4 +18,6 @@ pub(crate) struct Prepared<T: 'static> {
     pub(crate) limits: Limits,
     pub(crate) config: types::Config,
     pub(crate) determinism: Option<Determinism>,
+    /// `catalog.search` and `catalog.describe` are among the capabilities.
+    pub(crate) discovery: bool,
 }

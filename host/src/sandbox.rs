@@ -44,6 +44,7 @@ pub struct SandboxBuilder<T> {
     engine: Option<Engine>,
     governance: Governance,
     budgets: Vec<(String, u32)>,
+    discovery: bool,
 }
 
 impl<T> fmt::Debug for SandboxBuilder<T> {
@@ -60,6 +61,7 @@ impl<T> fmt::Debug for SandboxBuilder<T> {
             .field("engine", &self.engine)
             .field("governance", &self.governance)
             .field("budgets", &self.budgets)
+            .field("discovery", &self.discovery)
             .finish()
     }
 }
@@ -83,6 +85,7 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
             engine: None,
             governance: Governance::default(),
             budgets: Vec::new(),
+            discovery: false,
         }
     }
 
@@ -113,6 +116,41 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     /// Offers a capability to scripts. Default: none.
     pub fn capability(mut self, capability: Capability<T>) -> Self {
         self.capabilities.push(capability);
+        self
+    }
+
+    /// Lets scripts find the capabilities from Lua, for a sandbox with more
+    /// of them than a model's tool description should list (an MCP code
+    /// mode over large servers): adds `catalog.search(words)`, the best
+    /// matches as `{name, summary}`, and `catalog.describe(name)`, one
+    /// capability's signature, description and schemas. Then
+    /// [`tool::description`](crate::tool::description) lists the
+    /// capabilities one a line only while the list fits in
+    /// [`catalog::LISTING_BYTES`](crate::catalog::LISTING_BYTES), and past
+    /// it their namespaces and counts, with how to find them. Default: off.
+    ///
+    /// ```
+    /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+    /// use moonbox::{Capability, CapabilityError, Sandbox};
+    /// let mut builder = Sandbox::builder().discovery(true);
+    /// for i in 0..200 {
+    ///     let add = Capability::sync(format!("math.add{i}"), move |_, (x,): (i64,)| {
+    ///         Ok::<_, CapabilityError>(x + i)
+    ///     })
+    ///     .with_description(format!("Adds {i} to a number."));
+    ///     builder = builder.capability(add);
+    /// }
+    /// let sandbox = builder.build()?;
+    /// assert!(moonbox::tool::description(&sandbox).len() < 4096);
+    /// let out = sandbox
+    ///     .eval("local found = catalog.search('adds 42') return found[1].name, math.add42(1)")
+    ///     .await?;
+    /// assert_eq!(out.values, [serde_json::json!("math.add42"), serde_json::json!(43)]);
+    /// # Ok(()) }
+    /// # tokio::runtime::Runtime::new().unwrap().block_on(demo()).unwrap();
+    /// ```
+    pub fn discovery(mut self, on: bool) -> Self {
+        self.discovery = on;
         self
     }
 
@@ -300,6 +338,10 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     /// session.
     fn prepare(mut self) -> Result<Sandbox<T>, Error> {
         self.limits.validate().map_err(ConfigError::from)?;
+        if self.discovery {
+            let found = crate::catalog::capabilities(&self.capabilities);
+            self.capabilities.extend(found);
+        }
         self.govern()?;
         // Deterministic mode and an explicit fuel budget need fuel metered.
         let fuel = if self.determinism.is_some() {
@@ -359,6 +401,7 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
                 limits: self.limits,
                 config,
                 determinism: self.determinism,
+                discovery: self.discovery,
             }),
         };
         Ok(sandbox)
@@ -540,6 +583,7 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
                 limits,
                 config,
                 determinism: inner.determinism,
+                discovery: inner.discovery,
             }),
         })
     }
@@ -566,6 +610,12 @@ impl<T: Send + Sync + 'static> Sandbox<T> {
         capability
             .budget()
             .or(self.inner.registry.governance.default_budget)
+    }
+
+    /// Whether scripts find the capabilities from Lua
+    /// ([`SandboxBuilder::discovery`]).
+    pub fn discovery(&self) -> bool {
+        self.inner.discovery
     }
 
     /// The sandboxed names this sandbox allows back.

@@ -24,6 +24,7 @@ use std::fmt::Write as _;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use crate::catalog;
 use crate::error::{ErrorKind, EvalError};
 use crate::outcome::{EvalOutput, File};
 use crate::report::Report;
@@ -320,6 +321,7 @@ pub fn description<T: Send + Sync + 'static>(sandbox: &Sandbox<T>) -> String {
             "Host functions (Lua signatures: `T?` may be nil, `T[]` is an array, `{a: T}` a table with \
              field a; `f{...}` is called with one table; errors they raise can be caught with pcall):\n",
         );
+        let mut listing = String::new();
         for cap in capabilities {
             let doc = if cap.description().is_empty() {
                 "(no description)"
@@ -339,7 +341,7 @@ pub fn description<T: Send + Sync + 'static>(sandbox: &Sandbox<T>) -> String {
                 format!(" [{}]", rules.join("; "))
             };
             if cap.params_schemas().is_some() {
-                let _ = writeln!(d, "- {}: {doc}{rules}", cap.signature());
+                let _ = writeln!(listing, "- {}: {doc}{rules}", cap.signature());
             } else {
                 let (min, max) = cap.arity();
                 let args = if min == max {
@@ -347,8 +349,29 @@ pub fn description<T: Send + Sync + 'static>(sandbox: &Sandbox<T>) -> String {
                 } else {
                     format!("{min}-{max}")
                 };
-                let _ = writeln!(d, "- {} ({args} args): {doc}{rules}", cap.name());
+                let _ = writeln!(listing, "- {} ({args} args): {doc}{rules}", cap.name());
             }
+        }
+        if sandbox.discovery() && listing.len() > catalog::LISTING_BYTES {
+            // Too many to list: where they are, and how to find them.
+            let spaces: Vec<String> = catalog::namespaces(capabilities.iter().map(|c| c.name()))
+                .into_iter()
+                .filter(|(space, _)| space != catalog::NAMESPACE)
+                .map(|(space, n)| format!("{space} ({n})"))
+                .collect();
+            let _ = writeln!(
+                d,
+                "- {} host functions, too many to list here, in: {}. Find them from Lua: \
+                 catalog.search(words) returns the best matches as {{name, summary}} (at most {}), \
+                 catalog.describe(name) one function's signature, description and JSON Schemas; \
+                 then call it by its name, e.g. `for _, f in ipairs(catalog.search(\"issue\")) do \
+                 print(f.name, f.summary) end`.",
+                capabilities.len() - 2,
+                spaces.join(", "),
+                catalog::MAX_MATCHES
+            );
+        } else {
+            d.push_str(&listing);
         }
         let _ = writeln!(
             d,

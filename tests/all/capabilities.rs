@@ -463,3 +463,70 @@ async fn an_arity_set_at_run_time_is_checked_at_the_boundary_and_at_build() {
         );
     }
 }
+
+/// Discovery: a few capabilities are still listed one a line, with the
+/// catalog beside them; past the listing's budget only their namespaces
+/// are, and Lua finds and describes them, with clear errors.
+#[tokio::test]
+async fn discovery_lists_few_capabilities_and_finds_many_from_lua() {
+    let widget = |i: usize| {
+        Capability::sync(format!("shop.widget{i}"), move |_, (id,): (i64,)| {
+            Ok::<_, CapabilityError>(json!({ "widget": i, "id": id }))
+        })
+        .with_description(format!("Look up widget {i} by its id."))
+    };
+    let few = moonbox::Sandbox::builder()
+        .discovery(true)
+        .capability(widget(1))
+        .build()
+        .unwrap();
+    let description = moonbox::tool::description(&few);
+    assert!(
+        description.contains("- shop.widget1 (1 args): Look up widget 1 by its id."),
+        "{description}"
+    );
+    assert!(
+        description.contains("- catalog.search(words: string)"),
+        "{description}"
+    );
+    let mut builder = moonbox::Sandbox::builder().discovery(true);
+    for i in 0..150 {
+        builder = builder.capability(widget(i));
+    }
+    let many = builder.build().unwrap();
+    let description = moonbox::tool::description(&many);
+    assert!(
+        description.contains("150 host functions, too many to list here, in: shop (150)"),
+        "{description}"
+    );
+    assert!(!description.contains("shop.widget7"), "{description}");
+    assert_eq!(
+        values(
+            &many,
+            "local found = catalog.search('widget 7') \
+             local d = catalog.describe(found[1].name) \
+             return #found, found[1].name, d.description, shop.widget7(3).id, #catalog.search('')"
+        )
+        .await,
+        [
+            json!(20),
+            json!("shop.widget7"),
+            json!("Look up widget 7 by its id."),
+            json!(3),
+            json!(150)
+        ]
+    );
+    let e = fails(
+        &many,
+        "catalog.describe('shop.nope')",
+        ErrorKind::Capability,
+    )
+    .await;
+    assert!(
+        e.message
+            .ends_with("no host function is named 'shop.nope'; catalog.search(words) finds them"),
+        "{e}"
+    );
+    let e = fails(&many, "catalog.search()", ErrorKind::Capability).await;
+    assert!(e.message.contains("catalog.search"), "{e}");
+}

@@ -131,3 +131,33 @@ async def test_hanging_upstream_call_hits_the_timeout(server: Server) -> None:
         with anyio.fail_after(10):
             report = report_of(await run_lua(conn.session, "return demo.add{a = 40, b = 2}.result"))
         assert report["values"] == [42]
+
+
+MANY = ("--upstream", upstream_flag() + " --many 196")
+
+
+@pytest.mark.server_flags(*MANY)
+async def test_a_200_tool_upstream_is_found_from_lua_not_listed(server: Server) -> None:
+    """With 200 upstream tools, run_lua's description names the namespace and
+    how to search it, within 4 KiB; a script finds two tools and calls them."""
+    async with server.connect() as conn:
+        tools = {t.name: t for t in (await conn.session.list_tools()).tools}
+        description = tools["run_lua"].description or ""
+        assert len(description.encode()) <= 4096, len(description.encode())
+        assert "200 host functions" in description and "demo (200)" in description, description
+        assert "widget_042" not in description
+        code = """
+            local found = catalog.search("valve bin 012")
+            local first = found[1].name
+            local spec = catalog.describe("demo.widget_017")
+            local a = demo.widget_012{id = 7}
+            local b = demo[spec.name:match("%.(.+)$")]{id = 8}
+            return first, #found <= 20, spec.signature, a, b
+        """
+        report = report_of(await run_lua(conn.session, code))
+        first, bounded, signature, a, b = report["values"]
+        assert first == "demo.widget_012"
+        assert bounded is True
+        assert signature.startswith("demo.widget_017{id: integer}"), signature
+        assert a == {"widget": 12, "kind": "valve", "id": 7}
+        assert b == {"widget": 17, "kind": "spring", "id": 8}

@@ -5,6 +5,8 @@ offers its tools to Lua as `demo.add`, `demo.echo`, `demo.fail` and
 `demo.hang`.
 """
 
+import sys
+
 import anyio
 from mcp.server.fastmcp import FastMCP
 
@@ -38,5 +40,29 @@ async def hang() -> str:
     return "woke up"
 
 
+# `--many N` adds N generated tools, `widget_000` ... (a large upstream, as
+# GitHub's or a cloud's MCP server is, for the discovery tests).
+KINDS = ("gear", "spring", "lever", "pulley", "valve", "sensor", "motor", "switch")
+
+
+def _widget_tool(i: int):  # noqa: ANN202 - FastMCP reads the signature
+    def widget(id: int) -> dict[str, object]:
+        return {"widget": i, "kind": KINDS[i % len(KINDS)], "id": id}
+
+    return widget
+
+
+def _add_many(n: int) -> None:
+    for i in range(n):
+        kind = KINDS[i % len(KINDS)]
+        server.add_tool(
+            _widget_tool(i),
+            name=f"widget_{i:03}",
+            description=f"Look up a {kind} in bin {i:03} by its id. Returns the {kind}'s record.",
+        )
+
+
 if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--many":
+        _add_many(int(sys.argv[2]))
     server.run("stdio")
