@@ -182,6 +182,12 @@ mcp-ts-test: build
     cd tests/mcp-ts && npm ci --no-audit --no-fund --silent
     cd tests/mcp-ts && MOONBOX_BIN=../../target/debug/moonbox node --test --test-concurrency=1
 
+# Rewrites the transcript in docs/mcp.md from a fresh run (mcp-ts-test
+# fails when it is stale).
+mcp-transcript: build
+    cd tests/mcp-ts && npm ci --no-audit --no-fund --silent
+    cd tests/mcp-ts && MOONBOX_BIN=../../target/debug/moonbox node transcript.mjs --write
+
 # Every CI step in order, with a timing summary (.ci/run installs the tools, then runs this).
 #
 # The workspace is linted as it is built, not checked apart: every step

@@ -5,9 +5,11 @@
 //! as JSON-RPC says: a `-32700` parse error with a null id (the line has no
 //! id to read). A line that is JSON but not a message (`-32600`), one longer
 //! than the message bound (`-32600`, the rest of it skipped), and a request
-//! before `initialize` (`-32600` with the request's id, saying to initialize
-//! first; rmcp would answer it with a complaint about `initialize`'s own
-//! fields) are answered too; notifications before it are dropped. So that a
+//! before `initialize` that does not carry its protocol version inline as
+//! protocol 2026-07-28 does (`-32600` with the request's id, saying to
+//! initialize first; rmcp would answer it with a complaint about the newer
+//! protocol's metadata) are answered too. `ping` and `server/discover` pass
+//! before it, as rmcp answers them. So that a
 //! peer which answers errors with more bad lines cannot start a storm, at
 //! most [`MAX_ERRORS_PER_SECOND`] such answers go out a second; the rest are
 //! dropped.
@@ -151,10 +153,31 @@ where
     }
 }
 
-/// Whether the message is the `initialize` request.
-fn is_initialize(message: &RxJsonRpcMessage<RoleServer>) -> bool {
-    matches!(message, JsonRpcMessage::Request(request)
-        if matches!(request.request, ClientRequest::InitializeRequest(_)))
+/// What a request before the lifecycle began may be.
+enum Early {
+    /// `initialize`, or (protocol 2026-07-28) a request that carries its
+    /// protocol version inline: it begins the lifecycle.
+    Begins,
+    /// `ping` or `server/discover`, answered before any lifecycle.
+    Probe,
+    /// Anything else: the client forgot `initialize`.
+    Refused,
+}
+
+/// How `message`, which carries its protocol version in `_meta` when
+/// `inline_version`, stands before the lifecycle began.
+fn early(message: &RxJsonRpcMessage<RoleServer>, inline_version: bool) -> Early {
+    match message {
+        JsonRpcMessage::Request(request) => match request.request {
+            ClientRequest::InitializeRequest(_) => Early::Begins,
+            ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_) => Early::Probe,
+            _ if inline_version => Early::Begins,
+            _ => Early::Refused,
+        },
+        // A notification or a response has nothing to act on yet; rmcp
+        // drops what it cannot use.
+        _ => Early::Probe,
+    }
 }
 
 impl<R, W> Transport<RoleServer> for LineTransport<R, W>
@@ -227,26 +250,33 @@ where
                 .get("method")
                 .and_then(Value::as_str)
                 .map(str::to_owned);
+            let inline_version = value
+                .pointer("/params/_meta")
+                .and_then(|meta| meta.get("io.modelcontextprotocol/protocolVersion"))
+                .is_some();
             match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value) {
-                Ok(message) if self.initialized || is_initialize(&message) => {
-                    self.initialized = true;
-                    return Some(message);
-                }
-                // Before `initialize`, a notification or a response has
-                // nothing to act on.
-                Ok(JsonRpcMessage::Request(_)) => {
-                    let error = ErrorData::invalid_request(
-                        format!(
-                            "`{}` before `initialize`: initialize the connection first",
-                            method.unwrap_or_default()
-                        ),
-                        None,
-                    );
-                    if !self.answer(error, id).await {
-                        return None;
+                Ok(message) if self.initialized => return Some(message),
+                Ok(message) => match early(&message, inline_version) {
+                    Early::Begins => {
+                        self.initialized = true;
+                        return Some(message);
                     }
-                }
-                Ok(_) => {}
+                    Early::Probe => return Some(message),
+                    Early::Refused => {
+                        let error = ErrorData::invalid_request(
+                            format!(
+                                "`{}` before `initialize`: initialize the connection first (or, \
+                                 in protocol 2026-07-28, give each request its protocolVersion \
+                                 and clientCapabilities in _meta)",
+                                method.unwrap_or_default()
+                            ),
+                            None,
+                        );
+                        if !self.answer(error, id).await {
+                            return None;
+                        }
+                    }
+                },
                 // A notification of a method no one knows is ignored, as
                 // MCP's SDKs ignore them.
                 Err(_) if id.is_none() && method.is_some() => {}

@@ -252,3 +252,37 @@ test('the tools are portable: one type per field, annotated, and their results m
     await client.close();
   }
 });
+
+test('each protocol revision the server speaks: 2025-06-18 and 2025-11-25 by initialize, 2026-07-28 per request', async () => {
+  for (const version of ['2025-06-18', '2025-11-25']) {
+    const server = bare();
+    try {
+      server.send(INITIALIZE.replace('2025-06-18', version));
+      const init = await server.next();
+      assert.equal(init.result.protocolVersion, version);
+      server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+      server.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run_lua', arguments: { code: 'return 6 * 7' } } }));
+      const answer = await server.next();
+      assert.deepEqual(answer.result.structuredContent.values, [42], version);
+    } finally {
+      await server.close();
+    }
+  }
+  // 2026-07-28 has no initialize: each request carries its version and
+  // the client's capabilities.
+  const server = bare();
+  try {
+    const meta = {
+      'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+      'io.modelcontextprotocol/clientCapabilities': {},
+    };
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: meta } }));
+    const tools = await server.next();
+    assert.ok(tools.result.tools.some((t) => t.name === 'run_lua'), JSON.stringify(tools).slice(0, 300));
+    server.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { _meta: meta, name: 'run_lua', arguments: { code: 'return 6 * 7' } } }));
+    const answer = await server.next();
+    assert.deepEqual(answer.result.structuredContent.values, [42], JSON.stringify(answer).slice(0, 300));
+  } finally {
+    await server.close();
+  }
+});
