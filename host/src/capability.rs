@@ -34,6 +34,9 @@ use crate::arguments::Held;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CapabilityError {
     message: String,
+    /// The arguments did not match the signature: no handler code ran
+    /// (the audit records `invalid_args`).
+    invalid_args: bool,
 }
 
 impl CapabilityError {
@@ -41,7 +44,21 @@ impl CapabilityError {
     pub fn new(message: impl Into<String>) -> Self {
         CapabilityError {
             message: message.into(),
+            invalid_args: false,
         }
+    }
+
+    /// Arguments that do not match the capability's signature.
+    pub(crate) fn invalid_args(message: impl Into<String>) -> Self {
+        CapabilityError {
+            message: message.into(),
+            invalid_args: true,
+        }
+    }
+
+    /// Whether the arguments did not match the signature.
+    pub(crate) fn is_invalid_args(&self) -> bool {
+        self.invalid_args
     }
 
     /// The message the script sees (after the capability's name).
@@ -60,7 +77,7 @@ impl std::error::Error for CapabilityError {}
 
 impl From<String> for CapabilityError {
     fn from(message: String) -> Self {
-        CapabilityError { message }
+        CapabilityError::new(message)
     }
 }
 
@@ -112,7 +129,7 @@ fn argument<T: DeserializeOwned>(position: u32, value: Value) -> Result<T, Capab
             Some((got, expected)) => format!("argument #{position} must be {expected} (got {got})"),
             None => format!("argument #{position}: {text}"),
         };
-        CapabilityError::new(message)
+        CapabilityError::invalid_args(message)
     })
 }
 
@@ -519,7 +536,7 @@ impl<T> Capability<T> {
                     None => format!("argument #{}", i + 1),
                 };
                 let sep = if why.starts_with('.') { ": " } else { " " };
-                return Err(CapabilityError::new(format!("{label}{sep}{why}")));
+                return Err(CapabilityError::invalid_args(format!("{label}{sep}{why}")));
             }
         }
         Ok(())
@@ -740,7 +757,7 @@ impl<T: Send + Sync + 'static> Capability<T> {
     pub(crate) fn prepare(&self, mut values: Vec<Value>) -> Result<Vec<Value>, CapabilityError> {
         let max = self.max_args as usize;
         if values.len() > max {
-            return Err(CapabilityError::new(format!(
+            return Err(CapabilityError::invalid_args(format!(
                 "expected at most {max} arguments, got {}",
                 values.len()
             )));

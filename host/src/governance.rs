@@ -93,9 +93,12 @@ pub struct CallRecord {
 pub enum CallOutcome {
     /// The handler returned a reply.
     Ok,
-    /// The call failed: bad arguments, the handler's error, a reply too
-    /// large, an unknown capability.
+    /// The call failed: the handler's error, a reply too large, arguments
+    /// too large to hold, an unknown capability.
     Error,
+    /// The arguments did not match the capability's signature (their count
+    /// or their types); the handler did not run.
+    InvalidArgs,
     /// The capability's call budget for the eval was used up; the handler
     /// did not run.
     OverBudget,

@@ -337,7 +337,11 @@ async fn dispatch<T: Send + Sync + 'static>(
     ticket.arguments(governance, &values, held.bytes());
     let values = match cap.prepare(values) {
         Ok(values) => values,
-        Err(e) => return failed(format!("{name}: {e}")),
+        Err(e) => {
+            // Refused at the boundary: the handler (an upstream) never saw it.
+            ticket.finish(CallOutcome::InvalidArgs, 0);
+            return Err(format!("{name}: {e}"));
+        }
     };
     if cap.needs_approval() {
         // The approver's copy is held against the pool too.
@@ -363,6 +367,12 @@ async fn dispatch<T: Send + Sync + 'static>(
         Ok(text) => {
             ticket.finish(CallOutcome::Ok, text.len());
             Ok(to_wit(text))
+        }
+        // A typed handler's arguments that did not convert: its code never
+        // ran.
+        Err(e) if e.is_invalid_args() => {
+            ticket.finish(CallOutcome::InvalidArgs, 0);
+            Err(format!("{name}: {e}"))
         }
         Err(e) => failed(format!("{name}: {e}")),
     }

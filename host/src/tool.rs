@@ -559,7 +559,7 @@ pub fn output_schema() -> Value {
                         "duration_us": { "type": "integer", "minimum": 0 },
                         "outcome": {
                             "type": "string",
-                            "enum": ["ok", "error", "over_budget", "refused", "cut_off"]
+                            "enum": ["ok", "error", "invalid_args", "over_budget", "refused", "cut_off"]
                         },
                         "args": { "type": "array" }
                     },

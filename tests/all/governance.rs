@@ -191,13 +191,15 @@ async fn records_give_sizes_outcomes_and_order_but_no_arguments_by_default() {
     // `["123"]` -> `"123"`; `[]` -> error; `[[1,2]]` -> `[1,2]`; `["x"]` -> error.
     assert_eq!(sizes, [(7, 5), (2, 0), (7, 5), (5, 0)]);
     let outcomes: Vec<_> = calls.iter().map(|c| c.outcome).collect();
+    // The handler's own error, and arguments refused before any handler
+    // (or upstream) saw them.
     assert_eq!(
         outcomes,
         [
             CallOutcome::Ok,
             CallOutcome::Error,
             CallOutcome::Ok,
-            CallOutcome::Error
+            CallOutcome::InvalidArgs
         ]
     );
     assert!(calls.iter().all(|c| c.args.is_none()));
@@ -206,6 +208,7 @@ async fn records_give_sizes_outcomes_and_order_but_no_arguments_by_default() {
     assert_eq!(report.calls, out.calls);
     let json = report.to_json();
     assert_eq!(json["calls"][1]["outcome"], "error");
+    assert_eq!(json["calls"][3]["outcome"], "invalid_args");
     assert_eq!(json["calls"][0]["capability"], "kv.a");
     assert!(json["calls"][0].get("args").is_none());
     // An eval without calls has no `calls` member.

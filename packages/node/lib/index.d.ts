@@ -152,7 +152,7 @@ export interface CallRecord {
   argBytes: number;
   replyBytes: number;
   durationUs: number;
-  outcome: 'ok' | 'error' | 'over_budget' | 'refused' | 'cut_off';
+  outcome: 'ok' | 'error' | 'invalid_args' | 'over_budget' | 'refused' | 'cut_off';
   /** Only with `auditArgs`. */
   args?: LuaValue[];
 }
