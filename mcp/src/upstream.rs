@@ -139,8 +139,13 @@ impl Upstream {
             name: what.clone(),
             message: why,
         };
-        let transport = TokioChildProcess::new(spec.command())
+        let (transport, stderr) = TokioChildProcess::builder(spec.command())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .map_err(|e| fail(format!("cannot start '{}': {e}", spec.program)))?;
+        if let Some(stderr) = stderr {
+            tokio::spawn(forward_stderr(what.clone(), stderr));
+        }
         let work = async {
             let service = ().serve(transport).await.map_err(|e| {
                 fail(format!(
@@ -245,6 +250,69 @@ impl Upstream {
                 cap.schemas(vec![params], result)
             })
             .collect()
+    }
+}
+
+/// The longest line of an upstream's standard error passed on, in bytes.
+const MAX_STDERR_LINE: usize = 512;
+/// The most lines of one upstream's standard error passed on per window.
+const MAX_STDERR_LINES: u32 = 50;
+/// The window [`MAX_STDERR_LINES`] counts in.
+const STDERR_WINDOW: Duration = Duration::from_secs(10);
+
+/// Passes an upstream's standard error on to this process's, each line
+/// prefixed with the upstream's name, cut at [`MAX_STDERR_LINE`] bytes, and
+/// at most [`MAX_STDERR_LINES`] lines per [`STDERR_WINDOW`] (then a count of
+/// those dropped), so that a chatty or hostile upstream can neither flood
+/// the client's log nor pass as this server. Reads until the pipe closes,
+/// so the upstream never blocks on it.
+async fn forward_stderr(name: String, stderr: impl tokio::io::AsyncRead + Unpin) {
+    use tokio::io::AsyncBufReadExt;
+    let mut read = tokio::io::BufReader::new(stderr);
+    let mut line: Vec<u8> = Vec::new();
+    let mut cut = false;
+    let (mut shown, mut dropped, mut since) = (0u32, 0u64, std::time::Instant::now());
+    loop {
+        let Ok(available) = read.fill_buf().await else {
+            return;
+        };
+        if available.is_empty() {
+            return;
+        }
+        let (take, ended) = match available.iter().position(|&b| b == b'\n') {
+            Some(at) => (at, true),
+            None => (available.len(), false),
+        };
+        let room = MAX_STDERR_LINE.saturating_sub(line.len());
+        line.extend_from_slice(&available[..take.min(room)]);
+        cut |= take > room;
+        read.consume(take + usize::from(ended));
+        if !ended {
+            continue;
+        }
+        if since.elapsed() >= STDERR_WINDOW {
+            if dropped > 0 {
+                eprintln!(
+                    "moonbox mcp: upstream {name}: ({dropped} more lines of its standard error dropped)"
+                );
+            }
+            (shown, dropped, since) = (0, 0, std::time::Instant::now());
+        }
+        if shown < MAX_STDERR_LINES {
+            shown += 1;
+            let text = String::from_utf8_lossy(&line);
+            let text: String = text
+                .trim_end()
+                .chars()
+                .filter(|c| !c.is_control() || *c == '\t')
+                .collect();
+            let more = if cut { " …" } else { "" };
+            eprintln!("moonbox mcp: upstream {name}: {text}{more}");
+        } else {
+            dropped += 1;
+        }
+        line.clear();
+        cut = false;
     }
 }
 

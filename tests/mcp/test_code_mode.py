@@ -161,3 +161,29 @@ async def test_a_200_tool_upstream_is_found_from_lua_not_listed(server: Server) 
         assert signature.startswith("demo.widget_017{id: integer}"), signature
         assert a == {"widget": 12, "kind": "valve", "id": 7}
         assert b == {"widget": 17, "kind": "spring", "id": 8}
+
+
+def test_upstream_stderr_is_named_cut_and_bounded(moonbox_bin: str) -> None:
+    """An upstream's standard error reaches moonbox's prefixed with its name,
+    each line cut at 512 bytes and at most 50 lines per 10 s."""
+    initialize = (
+        '{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": '
+        '"2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}\n'
+    )
+    proc = subprocess.run(
+        [moonbox_bin, "mcp", "--upstream", upstream_flag("noisy") + " --noisy"],
+        input=initialize,
+        env=server_env(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    lines = proc.stderr.splitlines()
+    from_upstream = [line for line in lines if line.startswith("moonbox mcp: upstream noisy: ")]
+    assert from_upstream[0] == "moonbox mcp: upstream noisy: demo upstream starting", lines[:3]
+    assert from_upstream[1] == "moonbox mcp: upstream noisy: " + "x" * 512 + " …"
+    # Control characters are gone: the line cannot recolour or rewrite the log.
+    assert from_upstream[2] == "moonbox mcp: upstream noisy: [31mmoonbox mcp: serving"
+    assert len(from_upstream) == 50, len(from_upstream)
+    assert all(line.startswith("moonbox mcp: upstream noisy: ") for line in lines if "flood" in line)
+    assert len(proc.stderr) < 40_000, len(proc.stderr)

@@ -65,4 +65,13 @@ def _add_many(n: int) -> None:
 if __name__ == "__main__":
     if len(sys.argv) == 3 and sys.argv[1] == "--many":
         _add_many(int(sys.argv[2]))
+    if sys.argv[1:] == ["--noisy"]:
+        # A banner, a line far too long, a line that pretends to be moonbox,
+        # then a flood.
+        print("demo upstream starting", file=sys.stderr)
+        print("x" * 100_000, file=sys.stderr)
+        print("\x1b[31mmoonbox mcp: serving\r", file=sys.stderr)
+        for i in range(1000):
+            print(f"INFO flood line {i}", file=sys.stderr)
+        sys.stderr.flush()
     server.run("stdio")
