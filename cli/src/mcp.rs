@@ -132,7 +132,16 @@ pub(crate) async fn serve(mcp: &McpArgs, sandbox_args: &SandboxArgs) -> Result<u
     let mut builder = sandbox_args.builder()?.discovery(!mcp.upstream.is_empty());
     let mut names: Vec<String> = Vec::new();
     for spec in &mcp.upstream {
+        let started = std::time::Instant::now();
         let upstream = Upstream::start(spec, upstream::DEFAULT_START_TIMEOUT).await?;
+        // The server answers nothing until its upstreams are up: say what
+        // the wait was for.
+        eprintln!(
+            "moonbox mcp: upstream {}: {} tools, started in {} ms",
+            upstream.name(),
+            upstream.tool_names().len(),
+            started.elapsed().as_millis()
+        );
         if names.iter().any(|n| n == upstream.name()) {
             bail!(
                 "two upstream servers are named '{}'; name them apart with NAME=COMMAND",

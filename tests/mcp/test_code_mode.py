@@ -179,8 +179,13 @@ def test_upstream_stderr_is_named_cut_and_bounded(moonbox_bin: str) -> None:
         timeout=60,
     )
     lines = proc.stderr.splitlines()
-    from_upstream = [line for line in lines if line.startswith("moonbox mcp: upstream noisy: ")]
+    from_upstream = [
+        line for line in lines if line.startswith("moonbox mcp: upstream noisy: ") and "tools, started in" not in line
+    ]
     assert from_upstream[0] == "moonbox mcp: upstream noisy: demo upstream starting", lines[:3]
+    # Once it is up, the server says how long the wait was.
+    started = [line for line in lines if line.startswith("moonbox mcp: upstream noisy: 4 tools, started in ")]
+    assert len(started) == 1 and started[0].endswith(" ms"), lines[-3:]
     assert from_upstream[1] == "moonbox mcp: upstream noisy: " + "x" * 512 + " …"
     # Control characters are gone: the line cannot recolour or rewrite the log.
     assert from_upstream[2] == "moonbox mcp: upstream noisy: [31mmoonbox mcp: serving"
