@@ -161,7 +161,8 @@ impl McpServer {
         connections.session_config.completed_cache_ttl = Duration::ZERO;
         let connections = Arc::new(Capped::new(connections, http.max_connections));
         let server = self.clone();
-        let service = StreamableHttpService::new(move || Ok(server.clone()), connections, config);
+        let service =
+            StreamableHttpService::new(move || Ok(server.for_connection()), connections, config);
         // The last layer added is the first a request meets.
         let bodies = Arc::new(Bodies {
             max: max_body,

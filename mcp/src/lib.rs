@@ -49,6 +49,7 @@ mod files;
 mod http;
 mod ids;
 mod lines;
+mod logging;
 mod progress;
 mod server;
 mod sessions;

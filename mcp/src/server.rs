@@ -23,6 +23,7 @@ use crate::answer::{After, finished};
 use crate::config::ServerConfig;
 use crate::error::{Error, ToolError, human};
 use crate::files;
+use crate::logging::{Forwarder, Level};
 use crate::progress::Progress;
 use crate::sessions::{self, Sessions, Slot};
 
@@ -47,6 +48,9 @@ const WAITING_PER_RUNNING: usize = 4;
 #[derive(Clone)]
 pub struct McpServer {
     inner: Arc<Inner>,
+    /// The least level of the script's log events this connection's client
+    /// wants (`logging/setLevel`); each connection has its own.
+    level: Level,
 }
 
 struct Inner {
@@ -129,7 +133,17 @@ impl McpServer {
                 in_flight: AtomicUsize::new(0),
                 idle: Notify::new(),
             }),
+            level: Level::default(),
         })
+    }
+
+    /// A clone for one more connection: the sandbox and the sessions are
+    /// shared, the log level is its own.
+    pub(crate) fn for_connection(&self) -> McpServer {
+        McpServer {
+            inner: self.inner.clone(),
+            level: Level::default(),
+        }
     }
 
     /// The configuration the server runs with.
@@ -224,7 +238,7 @@ impl McpServer {
     {
         let sweeper = self.spawn_sweeper();
         let running = self
-            .clone()
+            .for_connection()
             .serve(self.line_transport(input, output))
             .await
             .map_err(|e| Error::Protocol(e.to_string()))?;
@@ -390,6 +404,8 @@ impl McpServer {
             Progress::start(ctx.peer.clone(), token, self.inner.config.progress_interval)
         });
         session.set_output_sink(progress.as_ref().map(Progress::sink));
+        let logs = Forwarder::start(ctx.peer.clone(), self.level.clone());
+        session.set_log_sink(Some(logs.sink()));
         let outcome = {
             let run = session.run(script);
             tokio::pin!(run);
@@ -404,6 +420,8 @@ impl McpServer {
             }
         };
         session.set_output_sink(None);
+        session.set_log_sink(None);
+        logs.finish().await;
         if let Some(progress) = progress {
             progress.finish().await;
         }
@@ -858,7 +876,14 @@ fn tools(sandbox: &Sandbox, config: &ServerConfig) -> Vec<Tool> {
 
 impl ServerHandler for McpServer {
     fn get_info(&self) -> ServerInfo {
-        ServerInfo::new(ServerCapabilities::builder().enable_tools().build())
+        // Logging is deprecated by SEP-2577 (protocol 2026-07-28); clients of
+        // the revisions before it use it (see `logging`).
+        #[allow(deprecated, reason = "MCP logging, see `logging`")]
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .build();
+        ServerInfo::new(capabilities)
             .with_server_info(Implementation::new("moonbox", env!("CARGO_PKG_VERSION")))
             .with_instructions(
                 "Run Lua 5.4 in a sandbox with run_lua; check_lua finds what the sandbox would \
@@ -873,6 +898,16 @@ impl ServerHandler for McpServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         Ok(ListToolsResult::with_all_items(self.inner.tools.clone()))
+    }
+
+    #[allow(deprecated, reason = "MCP logging, see `logging`")]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.level.set(request.level);
+        Ok(())
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {

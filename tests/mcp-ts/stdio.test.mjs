@@ -10,6 +10,7 @@ import { test } from 'node:test';
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
 const BIN = process.env.MOONBOX_BIN ?? '../../target/debug/moonbox';
 
@@ -284,5 +285,44 @@ test('each protocol revision the server speaks: 2025-06-18 and 2025-11-25 by ini
     assert.deepEqual(answer.result.structuredContent.values, [42], JSON.stringify(answer).slice(0, 300));
   } finally {
     await server.close();
+  }
+});
+
+test("a script's log events arrive as notifications/message while it runs, from the level the client set", async () => {
+  const { client, errors } = await connect(['--max-instructions', '4000000000', '--timeout', '10s']);
+  try {
+    const messages = [];
+    let resultAt = null;
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (note) => {
+      messages.push({ ...note.params, beforeResult: resultAt === null });
+    });
+    const code = `
+      log('debug', 'not wanted')
+      log('info', 'step', {n = 1})
+      local t = os.clock() while os.clock() - t < 0.3 do end
+      log('warn', 'almost done')
+      return 1`;
+    const run = () => client.callTool({ name: 'run_lua', arguments: { code } });
+    const result = await run();
+    resultAt = Date.now();
+    assert.deepEqual(report(result).values, [1]);
+    assert.equal(report(result).logs.length, 3, 'the report has every event');
+    assert.deepEqual(
+      messages.map((m) => [m.level, m.logger, m.data.message, m.beforeResult]),
+      [
+        ['info', 'lua', 'step', true],
+        ['warning', 'lua', 'almost done', true],
+      ],
+    );
+    assert.deepEqual(messages[0].data.fields, { n: 1 });
+    // The client raises the bar.
+    messages.length = 0;
+    resultAt = null;
+    await client.setLoggingLevel('warning');
+    await run();
+    assert.deepEqual(messages.map((m) => m.data.message), ['almost done']);
+    assert.deepEqual(errors, []);
+  } finally {
+    await client.close();
   }
 });
