@@ -1,6 +1,8 @@
 //! A finished eval's answer, within bounds: the report once, in
 //! `structuredContent`, and a text line of at most [`TEXT_BYTES`] for a
-//! client that reads only text; the whole at most
+//! client that reads only text. The structured content leads with the same
+//! line, as [`structured`] wraps them, so that a client that shows a model
+//! the JSON shows the line first; the whole at most
 //! [`ServerConfig::max_reply_bytes`](crate::ServerConfig::max_reply_bytes)
 //! (else `reply_too_large`), and, over HTTP, within the memory for answers
 //! not yet taken (else `replies_busy`).
@@ -10,7 +12,7 @@ use moonbox::{EvalError, EvalOutput, Report, tool};
 use crate::files;
 use moonbox_service::reply::{self, Pending, SMALL_REPLY_BYTES};
 use rmcp::model::{CallToolResult, ContentBlock};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 /// The most bytes of an answer's text line: a longer line is cut, and its
 /// values are in the structured content alone, so that an answer does not
@@ -41,6 +43,30 @@ const NO_ROOM_FOR_RESOURCES: &str = " (the files it wrote are only in the struct
 
 /// Where the rest of a cut line is.
 const REST_IN_REPORT: &str = "; the whole report is in the structured content";
+
+/// The structured content of a `run_lua` answer: `answer`, the line a
+/// model acts on (the text content's), then `report`, the moonbox report
+/// without its nulls. Object members go out in name order, so `answer`
+/// leads and the report's heavy fields (traceback, stats, calls) follow.
+pub(crate) fn structured(line: &str, report: Value) -> Value {
+    json!({ "answer": line, "report": report })
+}
+
+/// The schema of [`structured`]: the line, and the crate's report schema
+/// with one type per field.
+pub(crate) fn output_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "answer": {
+                "type": "string",
+                "description": "The one line to read first: the values (and what was printed), or error[kind]: chunk:line: message. The same as the text content."
+            },
+            "report": tool::output_schema_without_nulls()
+        },
+        "required": ["answer", "report"]
+    })
+}
 
 /// `line`, the first bytes of one `whole` bytes long, saying so when it
 /// was cut, and where the rest is (`rest`).
@@ -88,8 +114,10 @@ pub(crate) fn finished(
     }
     // As the output schema describes it: what would be null left out.
     let report = tool::without_nulls(Report::from(outcome).to_json());
+    // The line goes twice: as the text content and as the structured
+    // content's `answer`.
     let line_bytes = text_bytes(&line);
-    let room = max_reply_bytes.saturating_sub(line_bytes + ENVELOPE_BYTES);
+    let room = max_reply_bytes.saturating_sub(2 * line_bytes + ENVELOPE_BYTES);
     let reserve = |bytes: usize| pending.is_none_or(|pending| pending.reserve(bytes));
     if let Some(size) = reply::size_within(&report, room) {
         // The files the script wrote go as resources too, when the answer
@@ -106,16 +134,17 @@ pub(crate) fn finished(
         let mut content = Vec::with_capacity(1 + resources.len());
         let extra = match resource_bytes {
             Some(bytes) => {
-                content.push(ContentBlock::text(line));
+                content.push(ContentBlock::text(line.clone()));
                 content.extend(resources);
                 bytes
             }
             None => {
                 line.push_str(NO_ROOM_FOR_RESOURCES);
-                content.push(ContentBlock::text(line));
-                NO_ROOM_FOR_RESOURCES.len()
+                content.push(ContentBlock::text(line.clone()));
+                2 * NO_ROOM_FOR_RESOURCES.len()
             }
         };
+        let answer_line = line;
         if !reserve(size + line_bytes + extra + ENVELOPE_BYTES) {
             return busy(outcome, &report);
         }
@@ -123,7 +152,7 @@ pub(crate) fn finished(
             Ok(_) => CallToolResult::success(content),
             Err(_) => CallToolResult::error(content),
         };
-        result.structured_content = Some(report);
+        result.structured_content = Some(structured(&answer_line, report));
         return result;
     }
     let why = format!(
@@ -164,7 +193,8 @@ fn refusal(
         why.push_str(&format!(" (the script itself failed: {e})"));
     }
     let mut why = cut(why.replace(['\n', '\r'], " "));
-    let why_bytes = text_bytes(&why) + FILES_DROPPED.len();
+    // Twice: the text content and the structured content's `answer`.
+    let why_bytes = 2 * (text_bytes(&why) + FILES_DROPPED.len());
     let room = room.saturating_sub(why_bytes);
     let mut kept_bytes = 0;
     let mut fits = |kept: &Value| {
@@ -181,8 +211,8 @@ fn refusal(
             why.push_str(FILES_DROPPED);
         }
     }
-    let mut result = CallToolResult::error(vec![ContentBlock::text(why)]);
-    result.structured_content = kept;
+    let mut result = CallToolResult::error(vec![ContentBlock::text(why.clone())]);
+    result.structured_content = kept.map(|report| structured(&why, report));
     (result, why_bytes + kept_bytes)
 }
 
@@ -215,7 +245,9 @@ mod tests {
             "{}",
             text(&kept)
         );
-        let report = kept.structured_content.as_ref().unwrap();
+        let structured = kept.structured_content.as_ref().unwrap();
+        assert_eq!(structured["answer"], text(&kept), "the line leads");
+        let report = &structured["report"];
         assert_eq!(report["output"].as_str().unwrap().len(), 600 * 1024);
         // The first refusal holds 600 KiB of the 1 MiB: a second does not fit,
         // and is cut to a small answer.
@@ -230,7 +262,7 @@ mod tests {
             "{}",
             text(&second)
         );
-        let report = second.structured_content.as_ref().unwrap();
+        let report = &second.structured_content.as_ref().unwrap()["report"];
         assert_eq!(report["output"], "");
         assert!(report["stats"]["instructions"].as_u64().unwrap() > 0);
     }

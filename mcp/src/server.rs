@@ -750,7 +750,7 @@ fn tools(sandbox: &Sandbox, config: &ServerConfig) -> Vec<Tool> {
     }
     // One type per field, as strict clients and Gemini's tool format take
     // them; the structured content leaves out what would be null.
-    let output = tool::output_schema_without_nulls();
+    let output = crate::answer::output_schema();
     // A sandbox with no capabilities reaches nothing outside itself; with
     // them (code mode's upstreams among them), what a script does is theirs.
     let reaches_out = !sandbox.capabilities().is_empty();

@@ -90,10 +90,13 @@ fn text(result: &CallToolResult) -> String {
 }
 
 fn report(result: &CallToolResult) -> &Value {
-    let report = result
+    let structured = result
         .structured_content
         .as_ref()
         .expect("run_lua returns structured content");
+    // The line a model acts on leads, the same as the text content.
+    assert_eq!(structured["answer"], text(result), "{structured}");
+    let report = &structured["report"];
     assert_eq!(
         result.is_error == Some(true),
         report["ok"] == false,
@@ -156,10 +159,17 @@ async fn tools_are_listed_with_schemas() {
         .as_ref()
         .expect("run_lua has an output schema");
     assert_eq!(output["type"], "object");
+    assert_eq!(output["required"], json!(["answer", "report"]));
+    assert_eq!(output["properties"]["answer"]["type"], "string");
     for field in [
         "version", "ok", "values", "output", "error", "stats", "files",
     ] {
-        assert!(output["properties"].get(field).is_some(), "{field}");
+        assert!(
+            output["properties"]["report"]["properties"]
+                .get(field)
+                .is_some(),
+            "{field}"
+        );
     }
     let check = &tools[1];
     assert_eq!(check.input_schema["required"], json!(["code"]));
@@ -323,10 +333,10 @@ async fn an_answer_past_max_reply_bytes_is_refused_with_its_output_and_costs() {
     let line = text(&result);
     assert!(line.starts_with("error[reply_too_large]: "), "{line}");
     assert!(line.contains("max_reply_bytes (65536 bytes)"), "{line}");
-    let kept = result
+    let kept = &result
         .structured_content
         .as_ref()
-        .expect("the report minus its values");
+        .expect("the report minus its values")["report"];
     assert_eq!(kept["values"], json!([]));
     assert_eq!(kept["output"], "kept\n");
     assert!(
@@ -344,7 +354,7 @@ async fn an_answer_past_max_reply_bytes_is_refused_with_its_output_and_costs() {
     let line = text(&failed);
     assert!(line.starts_with("error[reply_too_large]: "), "{line}");
     assert!(line.contains("error[runtime]: main.lua:1: own"), "{line}");
-    let kept = failed.structured_content.as_ref().expect("a report");
+    let kept = &failed.structured_content.as_ref().expect("a report")["report"];
     assert_eq!(kept["output"], "", "the output does not fit either");
     assert_eq!(kept["error"]["kind"], "runtime");
 }
@@ -658,7 +668,7 @@ async fn written_files_are_kept_in_the_report_when_the_answer_has_no_room_for_bo
         line.ends_with("(the files it wrote were dropped too)"),
         "{line}"
     );
-    let kept = result.structured_content.as_ref().expect("the costs");
+    let kept = &result.structured_content.as_ref().expect("the costs")["report"];
     assert!(kept.get("files").is_none(), "{kept}");
     assert!(kept["stats"]["instructions"].as_u64().unwrap() > 0);
 }

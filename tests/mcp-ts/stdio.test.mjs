@@ -24,9 +24,10 @@ async function connect(flags = []) {
   return { client, errors };
 }
 
-/** The report in a tool result. */
+/** The report in a run_lua result, after the line that leads it. */
 function report(result) {
-  return result.structuredContent;
+  assert.equal(result.structuredContent.answer, result.content[0].text, 'the line leads');
+  return result.structuredContent.report;
 }
 
 test('fast scripts never leave a progress notification behind their result', async () => {
@@ -235,16 +236,16 @@ test('the tools are portable: one type per field, annotated, and their results m
     // schema, and throws when it does not match: every kind of report.
     const run = (code) => client.callTool({ name: 'run_lua', arguments: { code } });
     const ok = await run('return 1, nil, {a = false}');
-    assert.deepEqual(ok.structuredContent.values, [1, null, { a: false }]);
-    assert.equal('error' in ok.structuredContent, false);
+    assert.deepEqual(report(ok).values, [1, null, { a: false }]);
+    assert.equal('error' in report(ok), false);
     const failed = await run('error("boom")');
-    assert.equal(failed.structuredContent.error.kind, 'runtime');
-    assert.equal(failed.structuredContent.error.line, 1);
+    assert.equal(report(failed).error.kind, 'runtime');
+    assert.equal(report(failed).error.line, 1);
     const stopped = await run('while true do end');
-    assert.equal(stopped.structuredContent.error.kind, 'timeout');
-    assert.equal('instructions' in stopped.structuredContent.stats, false, 'the host stopped the guest');
+    assert.equal(report(stopped).error.kind, 'timeout');
+    assert.equal('instructions' in report(stopped).stats, false, 'the host stopped the guest');
     const exited = await run('os.exit(3)');
-    assert.equal(exited.structuredContent.exit_code, 3);
+    assert.equal(report(exited).exit_code, 3);
     const opened = await client.callTool({ name: 'new_session', arguments: {} });
     const closed = await client.callTool({ name: 'close_session', arguments: { session: opened.structuredContent.session } });
     assert.equal(closed.structuredContent.closed, true);
@@ -264,7 +265,7 @@ test('each protocol revision the server speaks: 2025-06-18 and 2025-11-25 by ini
       server.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
       server.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'run_lua', arguments: { code: 'return 6 * 7' } } }));
       const answer = await server.next();
-      assert.deepEqual(answer.result.structuredContent.values, [42], version);
+      assert.deepEqual(answer.result.structuredContent.report.values, [42], version);
     } finally {
       await server.close();
     }
@@ -282,7 +283,7 @@ test('each protocol revision the server speaks: 2025-06-18 and 2025-11-25 by ini
     assert.ok(tools.result.tools.some((t) => t.name === 'run_lua'), JSON.stringify(tools).slice(0, 300));
     server.send(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { _meta: meta, name: 'run_lua', arguments: { code: 'return 6 * 7' } } }));
     const answer = await server.next();
-    assert.deepEqual(answer.result.structuredContent.values, [42], JSON.stringify(answer).slice(0, 300));
+    assert.deepEqual(answer.result.structuredContent.report.values, [42], JSON.stringify(answer).slice(0, 300));
   } finally {
     await server.close();
   }

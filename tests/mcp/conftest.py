@@ -234,8 +234,11 @@ def text_of(result: types.CallToolResult) -> str:
 
 def report_of(result: types.CallToolResult) -> dict[str, Any]:
     """run_lua's structured report, checked for the fields every report has."""
-    report = result.structuredContent
-    assert isinstance(report, dict), f"no structuredContent: {result}"
+    structured = result.structuredContent
+    assert isinstance(structured, dict), f"no structuredContent: {result}"
+    # The line a model acts on leads, the same as the text content's first item.
+    assert structured["answer"] == result.content[0].text, structured
+    report = structured["report"]
     for field in ("version", "ok", "values", "output", "stats"):
         assert field in report, f"report lacks {field!r}: {report}"
     # What would be null is left out (one type per field in the schema).

@@ -39,7 +39,7 @@ async def test_list_tools_declares_args_files_and_stdin(server: Server) -> None:
         assert props["files"]["type"] == "object"
         assert props["stdin"]["type"] == "string"
         assert run.outputSchema is not None
-        assert run.outputSchema["properties"]["files"]["type"] == "array"
+        assert run.outputSchema["properties"]["report"]["properties"]["files"]["type"] == "array"
         assert "file:///" in (run.description or "")
 
 

@@ -54,7 +54,10 @@ async def test_list_tools_has_schemas(server: Server) -> None:
 
         out = run.outputSchema
         assert out is not None and out["type"] == "object"
-        assert {"version", "ok", "values", "output", "error", "stats"} <= set(out["properties"])
+        # The line a model acts on, then the report.
+        assert out["required"] == ["answer", "report"]
+        assert out["properties"]["answer"]["type"] == "string"
+        assert {"version", "ok", "values", "output", "error", "stats"} <= set(out["properties"]["report"]["properties"])
 
         assert "session" in tools["close_session"].inputSchema["properties"]
         assert tools["close_session"].inputSchema.get("required") == ["session"]
