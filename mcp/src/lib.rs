@@ -46,6 +46,7 @@ mod config;
 mod connections;
 mod error;
 mod files;
+mod forwarder;
 mod http;
 mod ids;
 mod lines;

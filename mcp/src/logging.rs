@@ -19,15 +19,15 @@
 )]
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use moonbox::{LogEvent, LogLevel, LogSink};
 use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
 use rmcp::service::{Peer, RoleServer};
 use serde_json::{Value, json};
-use tokio::sync::Notify;
-use tokio::task::JoinHandle;
+
+use crate::forwarder::{self, Task};
 
 /// The most bytes of events (message and fields) waiting to be sent.
 pub(crate) const MAX_PENDING_BYTES: usize = 64 << 10;
@@ -87,35 +87,24 @@ struct State {
     done: bool,
 }
 
-#[derive(Default)]
-struct Shared {
-    state: Mutex<State>,
-    wake: Notify,
-}
-
-impl Shared {
-    fn state(&self) -> MutexGuard<'_, State> {
-        // A queue and counts: nothing a panic could leave half-made.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
+type Shared = forwarder::Shared<State>;
 
 /// One call's log forwarder. Dropping it stops the task.
 pub(crate) struct Forwarder {
     shared: Arc<Shared>,
     level: Level,
-    task: Option<JoinHandle<()>>,
+    task: Task,
 }
 
 impl Forwarder {
     /// Starts the task that sends `peer` the events at or above `level`.
     pub(crate) fn start(peer: Peer<RoleServer>, level: Level) -> Self {
         let shared = Arc::new(Shared::default());
-        let task = tokio::spawn(forward(shared.clone(), peer));
+        let task = Task::spawn(forward(shared.clone(), peer));
         Forwarder {
             shared,
             level,
-            task: Some(task),
+            task,
         }
     }
 
@@ -138,7 +127,7 @@ impl Forwarder {
                 state.bytes += size;
                 state.pending.push_back((mcp, data, size));
             }
-            shared.wake.notify_one();
+            shared.wake();
         })
     }
 
@@ -148,20 +137,10 @@ impl Forwarder {
     /// # Cancel safety
     /// Dropping the future stops the task; events not yet sent are lost
     /// (the result's `logs` has them).
-    pub(crate) async fn finish(mut self) {
+    pub(crate) async fn finish(self) {
         self.shared.state().done = true;
-        self.shared.wake.notify_one();
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
-    }
-}
-
-impl Drop for Forwarder {
-    fn drop(&mut self) {
-        if let Some(task) = &self.task {
-            task.abort();
-        }
+        self.shared.wake();
+        self.task.join().await;
     }
 }
 
@@ -194,7 +173,7 @@ async fn forward(shared: Arc<Shared>, peer: Peer<RoleServer>) {
                     return;
                 }
             }
-            Next::Wait => shared.wake.notified().await,
+            Next::Wait => shared.woken().await,
             Next::End(0) => return,
             Next::End(dropped) => {
                 let note = json!({

@@ -18,14 +18,14 @@
 //! so a result also waits until one interval has passed since the call's
 //! last notification.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use moonbox::OutputSink;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::service::{Peer, RoleServer};
-use tokio::sync::Notify;
-use tokio::task::JoinHandle;
+
+use crate::forwarder::{self, Task};
 
 /// The most output waiting to be sent.
 pub(crate) const MAX_PENDING_BYTES: usize = 64 << 10;
@@ -39,23 +39,12 @@ struct State {
     last_sent: Option<Instant>,
 }
 
-#[derive(Default)]
-struct Shared {
-    state: Mutex<State>,
-    wake: Notify,
-}
-
-impl Shared {
-    fn state(&self) -> MutexGuard<'_, State> {
-        // A byte buffer and a count: nothing a panic could leave half-made.
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
+type Shared = forwarder::Shared<State>;
 
 /// One call's output forwarder. Dropping it stops the task.
 pub(crate) struct Progress {
     shared: Arc<Shared>,
-    task: Option<JoinHandle<()>>,
+    task: Task,
     interval: Duration,
 }
 
@@ -63,10 +52,10 @@ impl Progress {
     /// Starts the task that sends notifications to `peer` for `token`.
     pub(crate) fn start(peer: Peer<RoleServer>, token: ProgressToken, interval: Duration) -> Self {
         let shared = Arc::new(Shared::default());
-        let task = tokio::spawn(forward(shared.clone(), peer, token, interval));
+        let task = Task::spawn(forward(shared.clone(), peer, token, interval));
         Progress {
             shared,
-            task: Some(task),
+            task,
             interval,
         }
     }
@@ -84,7 +73,7 @@ impl Progress {
                 let take = bytes.len().min(room);
                 state.pending.extend_from_slice(&bytes[..take]);
             }
-            shared.wake.notify_one();
+            shared.wake();
         })
     }
 
@@ -94,23 +83,13 @@ impl Progress {
     ///
     /// # Cancel safety
     /// Dropping the future stops the task.
-    pub(crate) async fn finish(mut self) {
+    pub(crate) async fn finish(self) {
         self.shared.state().done = true;
-        self.shared.wake.notify_one();
-        if let Some(task) = self.task.take() {
-            let _ = task.await;
-        }
+        self.shared.wake();
+        self.task.join().await;
         let last_sent = self.shared.state().last_sent;
         if let Some(left) = last_sent.and_then(|sent| self.interval.checked_sub(sent.elapsed())) {
             tokio::time::sleep(left).await;
-        }
-    }
-}
-
-impl Drop for Progress {
-    fn drop(&mut self) {
-        if let Some(task) = &self.task {
-            task.abort();
         }
     }
 }
@@ -128,7 +107,7 @@ async fn forward(
     interval: Duration,
 ) {
     loop {
-        shared.wake.notified().await;
+        shared.woken().await;
         if shared.state().done {
             return;
         }
