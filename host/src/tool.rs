@@ -492,7 +492,8 @@ pub fn input_schema(strict: bool) -> Value {
 }
 
 /// The JSON Schema of a result: the [`Report`], as [`result`] returns it
-/// and an MCP server's `structuredContent` carries it.
+/// and an MCP server's `structuredContent` carries it (`moonbox mcp` as its
+/// `report`, without nulls: [`output_schema_without_nulls`]).
 pub fn output_schema() -> Value {
     let kinds: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
     let count = json!({ "type": ["integer", "null"], "minimum": 0 });

@@ -927,9 +927,10 @@ fn mcp_answers_over_stdio_until_stdin_closes() {
         .find(|r| r["id"] == 2)
         .expect("the call is answered before the server exits");
     assert_eq!(
-        result["result"]["structuredContent"]["values"],
+        result["result"]["structuredContent"]["report"]["values"],
         serde_json::json!([42])
     );
+    assert_eq!(result["result"]["structuredContent"]["answer"], "[42]");
     assert_eq!(result["result"]["isError"], false);
 }
 
