@@ -56,9 +56,17 @@ impl CapabilityError {
         }
     }
 
-    /// Whether the arguments did not match the signature.
-    pub(crate) fn is_invalid_args(&self) -> bool {
-        self.invalid_args
+    /// How the audit records a call that ended with this error:
+    /// `invalid_args` when the arguments did not match the signature
+    /// (checked against its schemas, or converted for a typed handler), so
+    /// that no handler code, nor the upstream behind it, saw them; else
+    /// `error`.
+    pub(crate) fn outcome(&self) -> crate::CallOutcome {
+        if self.invalid_args {
+            crate::CallOutcome::InvalidArgs
+        } else {
+            crate::CallOutcome::Error
+        }
     }
 
     /// The message the script sees (after the capability's name).

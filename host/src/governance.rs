@@ -109,6 +109,30 @@ pub enum CallOutcome {
     CutOff,
 }
 
+impl CallOutcome {
+    /// Every outcome, in the order the report's schema lists them.
+    pub(crate) const ALL: [CallOutcome; 6] = [
+        CallOutcome::Ok,
+        CallOutcome::Error,
+        CallOutcome::InvalidArgs,
+        CallOutcome::OverBudget,
+        CallOutcome::Refused,
+        CallOutcome::CutOff,
+    ];
+
+    /// Its name in the report (`over_budget`).
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            CallOutcome::Ok => "ok",
+            CallOutcome::Error => "error",
+            CallOutcome::InvalidArgs => "invalid_args",
+            CallOutcome::OverBudget => "over_budget",
+            CallOutcome::Refused => "refused",
+            CallOutcome::CutOff => "cut_off",
+        }
+    }
+}
+
 /// What the host's [`Approver`] decides about one call.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Approval {
@@ -465,6 +489,16 @@ fn micros(d: std::time::Duration) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn outcomes_are_listed_once_by_their_serde_names() {
+        let names: Vec<_> = CallOutcome::ALL.iter().map(|o| o.as_str()).collect();
+        for (outcome, name) in CallOutcome::ALL.iter().zip(&names) {
+            assert_eq!(serde_json::to_value(outcome).unwrap(), *name);
+        }
+        let distinct: std::collections::BTreeSet<_> = names.iter().collect();
+        assert_eq!(distinct.len(), names.len());
+    }
     use serde_json::json;
 
     #[test]

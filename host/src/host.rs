@@ -324,30 +324,27 @@ async fn dispatch<T: Send + Sync + 'static>(
     ticket: &Ticket,
 ) -> Result<WitValue, String> {
     let name = cap.name();
-    let failed = |message: String| {
-        ticket.finish(CallOutcome::Error, 0);
-        Err(message)
+    // The record says how the call failed; the script gets the message.
+    let failed = |outcome: CallOutcome, e: &dyn std::fmt::Display| {
+        ticket.finish(outcome, 0);
+        Err(format!("{name}: {e}"))
     };
     // The parsed arguments are held against the session's pool for as long
     // as they live: `held` goes with them into the handler (`Capability::run`).
     let (values, held) = match pool.parse(args) {
         Ok(parsed) => parsed,
-        Err(e) => return failed(format!("{name}: {e}")),
+        Err(e) => return failed(CallOutcome::Error, &e),
     };
     ticket.arguments(governance, &values, held.bytes());
     let values = match cap.prepare(values) {
         Ok(values) => values,
-        Err(e) => {
-            // Refused at the boundary: the handler (an upstream) never saw it.
-            ticket.finish(CallOutcome::InvalidArgs, 0);
-            return Err(format!("{name}: {e}"));
-        }
+        Err(e) => return failed(e.outcome(), &e),
     };
     if cap.needs_approval() {
         // The approver's copy is held against the pool too.
         let _copy = match pool.hold(held.bytes()) {
             Ok(copy) => copy,
-            Err(e) => return failed(format!("{name}: {e}")),
+            Err(e) => return failed(CallOutcome::Error, &e),
         };
         let request = ApprovalRequest {
             capability: name.to_owned(),
@@ -368,13 +365,7 @@ async fn dispatch<T: Send + Sync + 'static>(
             ticket.finish(CallOutcome::Ok, text.len());
             Ok(to_wit(text))
         }
-        // A typed handler's arguments that did not convert: its code never
-        // ran.
-        Err(e) if e.is_invalid_args() => {
-            ticket.finish(CallOutcome::InvalidArgs, 0);
-            Err(format!("{name}: {e}"))
-        }
-        Err(e) => failed(format!("{name}: {e}")),
+        Err(e) => failed(e.outcome(), &e),
     }
 }
 

@@ -26,6 +26,7 @@ use serde_json::{Value, json};
 
 use crate::catalog;
 use crate::error::{ErrorKind, EvalError};
+use crate::governance::CallOutcome;
 use crate::outcome::{EvalOutput, File};
 use crate::report::Report;
 use crate::sandbox::Sandbox;
@@ -496,6 +497,7 @@ pub fn input_schema(strict: bool) -> Value {
 /// `report`, without nulls: [`output_schema_without_nulls`]).
 pub fn output_schema() -> Value {
     let kinds: Vec<&str> = ErrorKind::ALL.iter().map(|k| k.as_str()).collect();
+    let outcomes: Vec<&str> = CallOutcome::ALL.iter().map(|o| o.as_str()).collect();
     let count = json!({ "type": ["integer", "null"], "minimum": 0 });
     json!({
         "type": "object",
@@ -560,7 +562,7 @@ pub fn output_schema() -> Value {
                         "duration_us": { "type": "integer", "minimum": 0 },
                         "outcome": {
                             "type": "string",
-                            "enum": ["ok", "error", "invalid_args", "over_budget", "refused", "cut_off"]
+                            "enum": outcomes
                         },
                         "args": { "type": "array" }
                     },
