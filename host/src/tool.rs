@@ -193,18 +193,7 @@ pub fn extras(
         }
         Some(_) => return Err(not_strings()),
     }
-    let files = match files {
-        None | Some(Value::Null) => serde_json::Map::new(),
-        Some(Value::Object(files)) => files,
-        Some(Value::String(text)) if text.trim().is_empty() => serde_json::Map::new(),
-        Some(Value::String(text)) => match serde_json::from_str::<Value>(&text) {
-            Ok(Value::Object(files)) => files,
-            Ok(Value::Null) => serde_json::Map::new(),
-            Ok(_) => return Err(FILES_SHAPE.to_owned()),
-            Err(e) => return Err(format!("`files` is not valid JSON: {e}")),
-        },
-        Some(_) => return Err(FILES_SHAPE.to_owned()),
-    };
+    let files = object_or_text(files, "files", FILES_SHAPE)?;
     if files.len() > crate::Limits::MAX_FILES {
         return Err(format!(
             "`files` has {} files; a script takes at most {}",
@@ -263,18 +252,32 @@ fn file_bytes(name: &str, content: Value) -> Result<Vec<u8>, String> {
 /// # Errors
 /// A message for the model when `inputs` is anything else.
 pub fn inputs(inputs: Option<Value>) -> Result<serde_json::Map<String, Value>, String> {
-    let not_object = || "`inputs` must be an object of name -> JSON value".to_owned();
-    match inputs {
+    object_or_text(
+        inputs,
+        "inputs",
+        "`inputs` must be an object of name -> JSON value",
+    )
+}
+
+/// An argument that is an object, or (OpenAI's strict form) its JSON text:
+/// absent, `null`, an empty string and the text `null` are an empty
+/// object. `name` and `shape` say what is wrong otherwise.
+fn object_or_text(
+    value: Option<Value>,
+    name: &str,
+    shape: &str,
+) -> Result<serde_json::Map<String, Value>, String> {
+    match value {
         None | Some(Value::Null) => Ok(serde_json::Map::new()),
         Some(Value::Object(map)) => Ok(map),
         Some(Value::String(text)) if text.trim().is_empty() => Ok(serde_json::Map::new()),
         Some(Value::String(text)) => match serde_json::from_str::<Value>(&text) {
             Ok(Value::Object(map)) => Ok(map),
             Ok(Value::Null) => Ok(serde_json::Map::new()),
-            Ok(_) => Err(not_object()),
-            Err(e) => Err(format!("`inputs` is not valid JSON: {e}")),
+            Ok(_) => Err(shape.to_owned()),
+            Err(e) => Err(format!("`{name}` is not valid JSON: {e}")),
         },
-        Some(_) => Err(not_object()),
+        Some(_) => Err(shape.to_owned()),
     }
 }
 
@@ -355,9 +358,14 @@ pub fn description<T: Send + Sync + 'static>(sandbox: &Sandbox<T>) -> String {
         }
         if sandbox.discovery() && listing.len() > catalog::LISTING_BYTES {
             // Too many to list: where they are, and how to find them.
-            let spaces: Vec<String> = catalog::namespaces(capabilities.iter().map(|c| c.name()))
-                .into_iter()
-                .filter(|(space, _)| space != catalog::NAMESPACE)
+            let spaces: Vec<(String, usize)> =
+                catalog::namespaces(capabilities.iter().map(|c| c.name()))
+                    .into_iter()
+                    .filter(|(space, _)| space != catalog::NAMESPACE)
+                    .collect();
+            let count: usize = spaces.iter().map(|(_, n)| n).sum();
+            let spaces: Vec<String> = spaces
+                .iter()
                 .map(|(space, n)| format!("{space} ({n})"))
                 .collect();
             let _ = writeln!(
@@ -367,7 +375,7 @@ pub fn description<T: Send + Sync + 'static>(sandbox: &Sandbox<T>) -> String {
                  catalog.describe(name) one function's signature, description and JSON Schemas; \
                  then call it by its name, e.g. `for _, f in ipairs(catalog.search(\"issue\")) do \
                  print(f.name, f.summary) end`.",
-                capabilities.len() - 2,
+                count,
                 spaces.join(", "),
                 catalog::MAX_MATCHES
             );
