@@ -21,8 +21,5 @@ wit_bindgen::generate!({
     generate_all,
 });
 
-// The files' changes are sent only from the component (see `files::journal`).
-#[cfg(target_family = "wasm")]
-pub(crate) use moonbox::sandbox::types::{FileChange, FileWrite, NamedFile};
-pub(crate) use moonbox::sandbox::types::{LogLevel, Value};
+pub(crate) use moonbox::sandbox::types::{FileChange, FileWrite, LogLevel, NamedFile, Value};
 pub(crate) use moonbox::sandbox::{capabilities, output};

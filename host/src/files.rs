@@ -58,17 +58,8 @@ impl FileMirror {
     /// Applies one change from the guest.
     pub(crate) fn apply(&mut self, change: FileChange) {
         match change {
+            // The name is free: a file that had it was dropped before.
             FileChange::Named(named) => {
-                // Another file that had the name has lost it.
-                let taken: Vec<u64> = self
-                    .files
-                    .iter()
-                    .filter(|(id, entry)| **id != named.id && entry.name == named.name)
-                    .map(|(id, _)| *id)
-                    .collect();
-                for id in taken {
-                    self.drop_file(id);
-                }
                 let name_len = named.name.len();
                 match self.files.get_mut(&named.id) {
                     Some(entry) => {
@@ -200,8 +191,9 @@ mod tests {
         mirror.apply(wrote(1, 0, b"hello"));
         mirror.apply(wrote(1, 7, b"!"));
         mirror.apply(named(2, "b.txt"));
-        mirror.apply(named(1, "b.txt"));
+        // A rename over b.txt: the guest drops the file that had the name.
         mirror.apply(FileChange::Dropped(2));
+        mirror.apply(named(1, "b.txt"));
         mirror.apply(wrote(9, 0, b"unknown id: ignored"));
         assert_eq!(
             names(&mirror),

@@ -14,6 +14,8 @@
 
 use std::cell::Cell;
 
+use crate::bindings::{FileChange, FileWrite, NamedFile};
+
 thread_local! {
     /// The next number [`next_id`] gives.
     static NEXT_ID: Cell<u64> = const { Cell::new(0) };
@@ -36,75 +38,45 @@ pub fn report_name(path: &[u8]) -> String {
     String::from_utf8_lossy(name).into_owned()
 }
 
+/// The file `id` now has the resolved `path`.
+pub fn named(id: u64, path: &[u8]) {
+    let name = report_name(path);
+    send(FileChange::Named(NamedFile { id, name }));
+}
+
+/// The file `id` has lost its name.
+pub fn dropped(id: u64) {
+    send(FileChange::Dropped(id));
+}
+
+/// `bytes` were written to the file `id` at `offset`.
+pub fn wrote(id: u64, offset: u64, bytes: &[u8]) {
+    let bytes = bytes.to_vec();
+    send(FileChange::Wrote(FileWrite { id, offset, bytes }));
+}
+
+/// The file `id` was emptied.
+pub fn emptied(id: u64) {
+    send(FileChange::Emptied(id));
+}
+
 #[cfg(target_family = "wasm")]
-mod host {
-    use crate::bindings::output;
-    use crate::bindings::{FileChange, FileWrite, NamedFile};
-
-    pub fn named(id: u64, path: &[u8]) {
-        let name = super::report_name(path);
-        output::file(&FileChange::Named(NamedFile { id, name }));
-    }
-
-    pub fn dropped(id: u64) {
-        output::file(&FileChange::Dropped(id));
-    }
-
-    pub fn wrote(id: u64, offset: u64, bytes: &[u8]) {
-        let bytes = bytes.to_vec();
-        output::file(&FileChange::Wrote(FileWrite { id, offset, bytes }));
-    }
-
-    pub fn emptied(id: u64) {
-        output::file(&FileChange::Emptied(id));
-    }
+fn send(change: FileChange) {
+    crate::bindings::output::file(&change);
 }
 
 #[cfg(not(target_family = "wasm"))]
-mod host {
-    use std::cell::RefCell;
-
-    /// A change as the unit tests see it.
-    #[derive(Clone, Debug, PartialEq, Eq)]
-    pub enum Change {
-        Named(u64, String),
-        Dropped(u64),
-        Wrote(u64, u64, Vec<u8>),
-        Emptied(u64),
-    }
-
-    thread_local! {
-        static CHANGES: RefCell<Vec<Change>> = const { RefCell::new(Vec::new()) };
-    }
-
-    fn push(change: Change) {
-        CHANGES.with(|changes| changes.borrow_mut().push(change));
-    }
-
-    pub fn named(id: u64, path: &[u8]) {
-        push(Change::Named(id, super::report_name(path)));
-    }
-
-    pub fn dropped(id: u64) {
-        push(Change::Dropped(id));
-    }
-
-    pub fn wrote(id: u64, offset: u64, bytes: &[u8]) {
-        push(Change::Wrote(id, offset, bytes.to_vec()));
-    }
-
-    pub fn emptied(id: u64) {
-        push(Change::Emptied(id));
-    }
-
-    /// The changes this thread has sent since the last call.
-    pub fn take() -> Vec<Change> {
-        CHANGES.with(|changes| std::mem::take(&mut *changes.borrow_mut()))
-    }
+thread_local! {
+    static CHANGES: std::cell::RefCell<Vec<FileChange>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-pub use host::{dropped, emptied, named, wrote};
-
 #[cfg(not(target_family = "wasm"))]
-#[cfg(test)]
-pub use host::{Change, take};
+fn send(change: FileChange) {
+    CHANGES.with(|changes| changes.borrow_mut().push(change));
+}
+
+/// The changes this thread has sent since the last call.
+#[cfg(all(test, not(target_family = "wasm")))]
+pub fn take() -> Vec<FileChange> {
+    CHANGES.with(|changes| std::mem::take(&mut *changes.borrow_mut()))
+}

@@ -679,6 +679,7 @@ impl Open {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bindings::FileChange;
     use crate::lua::lua_State;
     use crate::vm::{Handle, Limits};
 
@@ -965,30 +966,29 @@ mod tests {
     }
 
     impl Mirror {
-        fn apply(&mut self, changes: Vec<journal::Change>) {
+        fn apply(&mut self, changes: Vec<FileChange>) {
             for change in changes {
                 match change {
-                    journal::Change::Named(id, name) => {
-                        self.files
-                            .retain(|other, file| *other == id || file.0 != name);
-                        let file = self.files.entry(id).or_default();
-                        file.0 = name;
+                    FileChange::Named(named) => {
+                        let file = self.files.entry(named.id).or_default();
+                        file.0 = named.name;
                         file.2 = true;
                     }
-                    journal::Change::Dropped(id) => {
+                    FileChange::Dropped(id) => {
                         self.files.remove(&id);
                     }
-                    journal::Change::Wrote(id, offset, bytes) => {
-                        if let Some(file) = self.files.get_mut(&id) {
-                            let end = offset as usize + bytes.len();
+                    FileChange::Wrote(write) => {
+                        if let Some(file) = self.files.get_mut(&write.id) {
+                            let offset = write.offset as usize;
+                            let end = offset + write.bytes.len();
                             if file.1.len() < end {
                                 file.1.resize(end, 0);
                             }
-                            file.1[offset as usize..end].copy_from_slice(&bytes);
+                            file.1[offset..end].copy_from_slice(&write.bytes);
                             file.2 = true;
                         }
                     }
-                    journal::Change::Emptied(id) => {
+                    FileChange::Emptied(id) => {
                         if let Some(file) = self.files.get_mut(&id) {
                             file.1.clear();
                             file.2 = true;
@@ -1050,7 +1050,7 @@ mod tests {
         }
         let changes = journal::take();
         assert!(
-            !changes.iter().any(|c| matches!(c, journal::Change::Wrote(_, _, b) if b == b"mounted" || b == b"private")),
+            !changes.iter().any(|c| matches!(c, FileChange::Wrote(w) if w.bytes == b"mounted" || w.bytes == b"private")),
             "mounted and anonymous files are not sent: {changes:?}"
         );
         mirror.apply(changes);
