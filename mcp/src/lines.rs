@@ -57,14 +57,76 @@ impl<W: AsyncWrite + Unpin> Out<W> {
     }
 }
 
-/// A byte stream pair as an MCP transport (see the module).
-pub(crate) struct LineTransport<R, W> {
+/// One line of a [`LineReader`], without its newline.
+pub(crate) struct Line {
+    /// Its first bytes, at most the reader's bound.
+    pub(crate) bytes: Vec<u8>,
+    /// It was longer: the rest was skipped.
+    pub(crate) cut: bool,
+}
+
+/// The lines of a byte stream, each kept up to a bound (the rest of a
+/// longer one is read and skipped), so that no line, however long, holds
+/// more memory than the bound.
+pub(crate) struct LineReader<R> {
     read: BufReader<R>,
     /// The line read so far (kept when a read is cancelled).
     line: Vec<u8>,
-    /// Inside a line past `max_line`: its bytes are skipped to the newline.
-    skipping: bool,
-    max_line: usize,
+    cut: bool,
+    max: usize,
+}
+
+impl<R: AsyncRead + Unpin> LineReader<R> {
+    /// Lines of `read`, each kept up to `max` bytes.
+    pub(crate) fn new(read: R, max: usize) -> Self {
+        LineReader {
+            read: BufReader::new(read),
+            line: Vec::new(),
+            cut: false,
+            max,
+        }
+    }
+
+    /// The next whole line, `None` at the end of the input (a last line
+    /// without a newline is incomplete) or on an error. Cancel-safe: the
+    /// bytes taken so far stay in the reader.
+    pub(crate) async fn next(&mut self) -> Option<Line> {
+        loop {
+            let available = self.read.fill_buf().await.ok()?;
+            if available.is_empty() {
+                return None;
+            }
+            let (take, ended) = match available.iter().position(|&b| b == b'\n') {
+                Some(at) => (at, true),
+                None => (available.len(), false),
+            };
+            let room = self.max.saturating_sub(self.line.len());
+            self.line.extend_from_slice(&available[..take.min(room)]);
+            self.cut |= take > room;
+            self.read.consume(take + usize::from(ended));
+            if ended {
+                return Some(Line {
+                    bytes: std::mem::take(&mut self.line),
+                    cut: std::mem::take(&mut self.cut),
+                });
+            }
+        }
+    }
+}
+
+/// What [`LineTransport`] does with a line.
+enum Verdict {
+    /// Hand the message to rmcp.
+    Message(Box<RxJsonRpcMessage<RoleServer>>),
+    /// Nothing: a blank line, or a notification with nothing to act on.
+    Skip,
+    /// Answer with this error (within the rate bound).
+    Answer(ErrorData, Option<RequestId>),
+}
+
+/// A byte stream pair as an MCP transport (see the module).
+pub(crate) struct LineTransport<R, W> {
+    lines: LineReader<R>,
     initialized: bool,
     out: Arc<Mutex<Out<W>>>,
     /// Error answers sent in the current second, and when it began.
@@ -80,10 +142,7 @@ where
     /// `max_line` bytes.
     pub(crate) fn new(read: R, write: W, max_line: usize) -> Self {
         LineTransport {
-            read: BufReader::new(read),
-            line: Vec::new(),
-            skipping: false,
-            max_line,
+            lines: LineReader::new(read, max_line),
             initialized: false,
             out: Arc::new(Mutex::new(Out {
                 write: Some(write),
@@ -93,37 +152,78 @@ where
         }
     }
 
-    /// The next whole line (without its newline), `None` at the end of the
-    /// input or on an error. Cancel-safe: the bytes taken so far stay in
-    /// `self.line`.
-    async fn next_line(&mut self) -> Option<Result<Vec<u8>, usize>> {
-        loop {
-            let available = match self.read.fill_buf().await {
-                Ok(bytes) => bytes,
-                Err(_) => return None,
-            };
-            if available.is_empty() {
-                // The end: a last line without a newline is incomplete.
-                return None;
+    /// What to do with `line`; a message that begins the lifecycle marks
+    /// the connection initialized.
+    fn judge(&mut self, line: &Line) -> Verdict {
+        if line.cut {
+            let error = ErrorData::invalid_request(
+                format!(
+                    "a message is longer than the {} bytes this server reads; it was skipped",
+                    self.lines.max
+                ),
+                None,
+            );
+            return Verdict::Answer(error, None);
+        }
+        let text = line.bytes.strip_suffix(b"\r").unwrap_or(&line.bytes);
+        let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
+        if text.iter().all(u8::is_ascii_whitespace) {
+            return Verdict::Skip;
+        }
+        let value: Value = match serde_json::from_slice(text) {
+            Ok(value) => value,
+            Err(e) => {
+                let error = ErrorData::parse_error(
+                    format!("the line is not JSON ({e}); send one JSON-RPC message a line"),
+                    None,
+                );
+                return Verdict::Answer(error, None);
             }
-            let (take, ended) = match available.iter().position(|&b| b == b'\n') {
-                Some(at) => (at, true),
-                None => (available.len(), false),
-            };
-            if !self.skipping {
-                if self.line.len() + take > self.max_line {
-                    self.skipping = true;
-                    self.line.clear();
-                } else {
-                    self.line.extend_from_slice(&available[..take]);
-                }
+        };
+        let id: Option<RequestId> = value
+            .get("id")
+            .and_then(|id| serde_json::from_value(id.clone()).ok());
+        let method = value
+            .get("method")
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let inline_version = value
+            .pointer("/params/_meta")
+            .and_then(|meta| meta.get("io.modelcontextprotocol/protocolVersion"))
+            .is_some();
+        let message = match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value) {
+            Ok(message) => message,
+            // A notification of a method no one knows is ignored, as MCP's
+            // SDKs ignore them.
+            Err(_) if id.is_none() && method.is_some() => return Verdict::Skip,
+            Err(e) => {
+                let error = ErrorData::invalid_request(
+                    format!("not a JSON-RPC message this server takes: {e}"),
+                    None,
+                );
+                return Verdict::Answer(error, id);
             }
-            self.read.consume(take + usize::from(ended));
-            if ended {
-                if std::mem::take(&mut self.skipping) {
-                    return Some(Err(self.max_line));
-                }
-                return Some(Ok(std::mem::take(&mut self.line)));
+        };
+        if self.initialized {
+            return Verdict::Message(Box::new(message));
+        }
+        match early(&message, inline_version) {
+            Early::Begins => {
+                self.initialized = true;
+                Verdict::Message(Box::new(message))
+            }
+            Early::Probe => Verdict::Message(Box::new(message)),
+            Early::Refused => {
+                let error = ErrorData::invalid_request(
+                    format!(
+                        "`{}` before `initialize`: initialize the connection first (or, in \
+                         protocol 2026-07-28, give each request its protocolVersion and \
+                         clientCapabilities in _meta)",
+                        method.unwrap_or_default()
+                    ),
+                    None,
+                );
+                Verdict::Answer(error, id)
             }
         }
     }
@@ -210,81 +310,11 @@ where
                     return None;
                 }
             }
-            let line = match self.next_line().await? {
-                Ok(line) => line,
-                Err(max) => {
-                    let error = ErrorData::invalid_request(
-                        format!(
-                            "a message is longer than the {max} bytes this server reads; it was skipped"
-                        ),
-                        None,
-                    );
-                    if !self.answer(error, None).await {
-                        return None;
-                    }
-                    continue;
-                }
-            };
-            let text = line.strip_suffix(b"\r").unwrap_or(&line);
-            let text = text.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(text);
-            if text.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            let value: Value = match serde_json::from_slice(text) {
-                Ok(value) => value,
-                Err(e) => {
-                    let error = ErrorData::parse_error(
-                        format!("the line is not JSON ({e}); send one JSON-RPC message a line"),
-                        None,
-                    );
-                    if !self.answer(error, None).await {
-                        return None;
-                    }
-                    continue;
-                }
-            };
-            let id: Option<RequestId> = value
-                .get("id")
-                .and_then(|id| serde_json::from_value(id.clone()).ok());
-            let method = value
-                .get("method")
-                .and_then(Value::as_str)
-                .map(str::to_owned);
-            let inline_version = value
-                .pointer("/params/_meta")
-                .and_then(|meta| meta.get("io.modelcontextprotocol/protocolVersion"))
-                .is_some();
-            match serde_json::from_value::<RxJsonRpcMessage<RoleServer>>(value) {
-                Ok(message) if self.initialized => return Some(message),
-                Ok(message) => match early(&message, inline_version) {
-                    Early::Begins => {
-                        self.initialized = true;
-                        return Some(message);
-                    }
-                    Early::Probe => return Some(message),
-                    Early::Refused => {
-                        let error = ErrorData::invalid_request(
-                            format!(
-                                "`{}` before `initialize`: initialize the connection first (or, \
-                                 in protocol 2026-07-28, give each request its protocolVersion \
-                                 and clientCapabilities in _meta)",
-                                method.unwrap_or_default()
-                            ),
-                            None,
-                        );
-                        if !self.answer(error, id).await {
-                            return None;
-                        }
-                    }
-                },
-                // A notification of a method no one knows is ignored, as
-                // MCP's SDKs ignore them.
-                Err(_) if id.is_none() && method.is_some() => {}
-                Err(e) => {
-                    let error = ErrorData::invalid_request(
-                        format!("not a JSON-RPC message this server takes: {e}"),
-                        None,
-                    );
+            let line = self.lines.next().await?;
+            match self.judge(&line) {
+                Verdict::Message(message) => return Some(*message),
+                Verdict::Skip => {}
+                Verdict::Answer(error, id) => {
                     if !self.answer(error, id).await {
                         return None;
                     }

@@ -267,29 +267,9 @@ const STDERR_WINDOW: Duration = Duration::from_secs(10);
 /// the client's log nor pass as this server. Reads until the pipe closes,
 /// so the upstream never blocks on it.
 async fn forward_stderr(name: String, stderr: impl tokio::io::AsyncRead + Unpin) {
-    use tokio::io::AsyncBufReadExt;
-    let mut read = tokio::io::BufReader::new(stderr);
-    let mut line: Vec<u8> = Vec::new();
-    let mut cut = false;
+    let mut lines = crate::lines::LineReader::new(stderr, MAX_STDERR_LINE);
     let (mut shown, mut dropped, mut since) = (0u32, 0u64, std::time::Instant::now());
-    loop {
-        let Ok(available) = read.fill_buf().await else {
-            return;
-        };
-        if available.is_empty() {
-            return;
-        }
-        let (take, ended) = match available.iter().position(|&b| b == b'\n') {
-            Some(at) => (at, true),
-            None => (available.len(), false),
-        };
-        let room = MAX_STDERR_LINE.saturating_sub(line.len());
-        line.extend_from_slice(&available[..take.min(room)]);
-        cut |= take > room;
-        read.consume(take + usize::from(ended));
-        if !ended {
-            continue;
-        }
+    while let Some(line) = lines.next().await {
         if since.elapsed() >= STDERR_WINDOW {
             if dropped > 0 {
                 eprintln!(
@@ -298,21 +278,19 @@ async fn forward_stderr(name: String, stderr: impl tokio::io::AsyncRead + Unpin)
             }
             (shown, dropped, since) = (0, 0, std::time::Instant::now());
         }
-        if shown < MAX_STDERR_LINES {
-            shown += 1;
-            let text = String::from_utf8_lossy(&line);
-            let text: String = text
-                .trim_end()
-                .chars()
-                .filter(|c| !c.is_control() || *c == '\t')
-                .collect();
-            let more = if cut { " …" } else { "" };
-            eprintln!("moonbox mcp: upstream {name}: {text}{more}");
-        } else {
+        if shown >= MAX_STDERR_LINES {
             dropped += 1;
+            continue;
         }
-        line.clear();
-        cut = false;
+        shown += 1;
+        let text = String::from_utf8_lossy(&line.bytes);
+        let text: String = text
+            .trim_end()
+            .chars()
+            .filter(|c| !c.is_control() || *c == '\t')
+            .collect();
+        let more = if line.cut { " …" } else { "" };
+        eprintln!("moonbox mcp: upstream {name}: {text}{more}");
     }
 }
 
