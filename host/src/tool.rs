@@ -53,6 +53,41 @@ pub enum SchemaFormat {
     Mcp,
 }
 
+/// The arguments a `run_lua` call takes, as its input schema lists them.
+pub const ARGUMENTS: [&str; 5] = ["code", "inputs", "args", "files", "stdin"];
+
+/// Refuses an argument `tool` does not take (the first of `given` not in
+/// `accepted`), naming those it does, as a model can act on.
+///
+/// ```
+/// use moonbox::tool;
+/// assert!(tool::unknown_argument("run_lua", &tool::ARGUMENTS, ["code", "files"]).is_ok());
+/// assert_eq!(
+///     tool::unknown_argument("run_lua", &tool::ARGUMENTS, ["code", "file"]).unwrap_err(),
+///     "run_lua takes code, inputs, args, files and stdin, not 'file'"
+/// );
+/// ```
+///
+/// # Errors
+/// The sentence, when an argument is not accepted.
+pub fn unknown_argument<'a>(
+    tool: &str,
+    accepted: &[&str],
+    given: impl IntoIterator<Item = &'a str>,
+) -> Result<(), String> {
+    match given.into_iter().find(|k| !accepted.contains(k)) {
+        None => Ok(()),
+        Some(unknown) => {
+            let (last, first) = accepted.split_last().unwrap_or((&"", &[]));
+            Err(format!(
+                "{tool} takes {} and {last}, not '{}'",
+                first.join(", "),
+                unknown.chars().take(64).collect::<String>()
+            ))
+        }
+    }
+}
+
 /// The tool's input, as a model sends it.
 ///
 /// `inputs` and `files` are objects in the Anthropic and MCP forms;

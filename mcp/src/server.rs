@@ -553,6 +553,7 @@ struct RunCall {
 const STOPPING_WAIT: Duration = Duration::from_secs(5);
 
 /// The arguments `run_lua` takes.
+/// (The crate's `tool::ARGUMENTS`, and `session`.)
 const RUN_KEYS: &[&str] = &["code", "inputs", "session", "args", "files", "stdin"];
 /// The arguments `check_lua` takes.
 const CHECK_KEYS: &[&str] = &["code", "inputs", "session"];
@@ -571,17 +572,8 @@ impl RunCall {
 
 /// Refuses a key `tool_name` does not take, naming those it does.
 fn unknown_key(args: &JsonObject, tool_name: &str, keys: &[&str]) -> Result<(), ToolError> {
-    match args.keys().find(|k| !keys.contains(&k.as_str())) {
-        None => Ok(()),
-        Some(unknown) => {
-            let (last, first) = keys.split_last().unwrap_or((&"", &[]));
-            Err(ToolError::Arguments(format!(
-                "{tool_name} takes {} and {last}, not '{}'",
-                first.join(", "),
-                unknown.chars().take(64).collect::<String>()
-            )))
-        }
-    }
+    tool::unknown_argument(tool_name, keys, args.keys().map(String::as_str))
+        .map_err(ToolError::Arguments)
 }
 
 /// The arguments `run_lua` and `check_lua` share, checked: `code` (what the

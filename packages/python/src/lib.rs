@@ -30,6 +30,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sandbox::effective_limits, m)?)?;
     m.add_function(wrap_pyfunction!(sandbox::tool_inputs, m)?)?;
     m.add_function(wrap_pyfunction!(sandbox::tool_extras, m)?)?;
+    m.add_function(wrap_pyfunction!(sandbox::tool_check_arguments, m)?)?;
     m.add_function(wrap_pyfunction!(report::error_report, m)?)?;
     m.add_function(wrap_pyfunction!(cli_main, m)?)?;
     m.add_function(wrap_pyfunction!(calls::at_exit, m)?)?;

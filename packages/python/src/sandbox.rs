@@ -75,6 +75,19 @@ pub(crate) fn tool_inputs<'py>(
     to_py(py, &serde_json::Value::Object(inputs))
 }
 
+/// Refuses a `run_lua` argument the crate's tool does not take
+/// (`tool::unknown_argument` over `tool::ARGUMENTS`): a `ValueError` with
+/// its sentence.
+#[pyfunction]
+pub(crate) fn tool_check_arguments(names: Vec<String>) -> PyResult<()> {
+    tool::unknown_argument(
+        tool::NAME,
+        &tool::ARGUMENTS,
+        names.iter().map(String::as_str),
+    )
+    .map_err(PyValueError::new_err)
+}
+
 /// What `tool_extras` gives Python: `args`, the files by name, `stdin`.
 type ToolExtras<'py> = (
     Option<Vec<String>>,

@@ -59,9 +59,10 @@ def _arguments(arguments: Mapping[str, Any] | str) -> _Call | Report:
             return bad(f"the tool's arguments are not JSON: {e}")
     if not isinstance(arguments, Mapping):
         return bad("the tool's arguments must be an object with `code`")
-    unknown = sorted(set(arguments) - _KEYS)
-    if unknown:
-        return bad(f"run_lua takes code, inputs, args, files and stdin, not '{unknown[0][:64]}'")
+    try:
+        _native.tool_check_arguments([str(key) for key in arguments])
+    except ValueError as e:
+        return bad(str(e))
     code = arguments.get("code")
     if not isinstance(code, str):
         return bad("`code` must be a string holding the Lua chunk")
@@ -75,9 +76,6 @@ def _arguments(arguments: Mapping[str, Any] | str) -> _Call | Report:
         return bad(str(e))
     return _Call(code, inputs, args, files, stdin)
 
-
-#: The arguments ``run_lua`` takes, as its schema lists them.
-_KEYS = frozenset({"code", "inputs", "args", "files", "stdin"})
 
 
 def run_lua(sandbox: Sandbox, arguments: Mapping[str, Any] | str) -> dict[str, Any]:
