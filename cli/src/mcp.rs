@@ -60,12 +60,49 @@ pub(crate) struct McpArgs {
           value_parser = parse_max_sessions)]
     max_sessions: usize,
     /// Code mode: start this MCP server (NAME=COMMAND ARGS, or COMMAND ARGS
-    /// to take the name it reports) and offer its tools to Lua as
-    /// NAME.TOOL{...} (repeatable). It inherits this process's environment
-    /// (but not MOONBOX_MCP_TOKEN), so its credentials never reach the
-    /// script; the timeout covers its calls.
-    #[arg(long, value_name = "NAME=COMMAND", value_parser = parse_upstream)]
+    /// to take the name it reports), or connect to a remote one over
+    /// streamable HTTP (NAME=URL), and offer its tools to Lua as
+    /// NAME.TOOL{...} (repeatable). A command inherits this process's
+    /// environment (but not MOONBOX_MCP_TOKEN), so its credentials never
+    /// reach the script; the timeout covers its calls.
+    #[arg(long, value_name = "NAME=COMMAND|URL", value_parser = parse_upstream)]
     upstream: Vec<UpstreamSpec>,
+    /// Send the token in this file as a bearer token to the remote
+    /// upstream NAME (repeatable; https://, or http:// to the loopback
+    /// address only). Scripts never see it.
+    #[arg(long, value_name = "NAME=FILE", value_parser = parse_token_file)]
+    upstream_token_file: Vec<(String, PathBuf)>,
+}
+
+fn parse_token_file(s: &str) -> Result<(String, PathBuf), String> {
+    match s.split_once('=') {
+        Some((name, path)) if !name.is_empty() && !path.is_empty() => {
+            Ok((name.to_owned(), PathBuf::from(path)))
+        }
+        _ => Err(format!(
+            "'{s}' is not NAME=FILE (the upstream's name, then the token file)"
+        )),
+    }
+}
+
+/// The upstreams with their tokens: each `--upstream-token-file` names one
+/// remote upstream, once.
+fn upstreams(mcp: &McpArgs) -> Result<Vec<UpstreamSpec>> {
+    let mut specs = mcp.upstream.clone();
+    for (i, (name, path)) in mcp.upstream_token_file.iter().enumerate() {
+        if mcp.upstream_token_file[..i].iter().any(|(n, _)| n == name) {
+            bail!("--upstream-token-file names upstream '{name}' twice");
+        }
+        let Some(spec) = specs
+            .iter_mut()
+            .find(|s| s.name.as_deref() == Some(name.as_str()))
+        else {
+            bail!("--upstream-token-file names '{name}', but no --upstream is named {name}=URL");
+        };
+        let token = read_secret(path, "token")?;
+        *spec = spec.clone().with_token(&token)?;
+    }
+    Ok(specs)
 }
 
 fn parse_upstream(s: &str) -> Result<UpstreamSpec, String> {
@@ -129,9 +166,10 @@ pub(crate) async fn serve(mcp: &McpArgs, sandbox_args: &SandboxArgs) -> Result<u
     // With upstreams, scripts find their tools from Lua (catalog.search,
     // catalog.describe), so a large upstream does not fill run_lua's
     // description.
-    let mut builder = sandbox_args.builder()?.discovery(!mcp.upstream.is_empty());
+    let specs = upstreams(mcp)?;
+    let mut builder = sandbox_args.builder()?.discovery(!specs.is_empty());
     let mut names: Vec<String> = Vec::new();
-    for spec in &mcp.upstream {
+    for spec in &specs {
         let started = std::time::Instant::now();
         let upstream = Upstream::start(spec, upstream::DEFAULT_START_TIMEOUT).await?;
         // The server answers nothing until its upstreams are up: say what

@@ -1,11 +1,18 @@
-"""An upstream MCP server over stdio for the code-mode tests.
+"""An upstream MCP server for the code-mode tests.
 
 `moonbox mcp --upstream 'demo=python3 upstream_server.py'` starts it and
 offers its tools to Lua as `demo.add`, `demo.echo`, `demo.fail` and
 `demo.hang`.
+
+`upstream_server.py --http TOKEN_FILE [CERT KEY]` serves the same tools as a
+remote server over streamable HTTP on a free loopback port (over TLS with
+CERT and KEY), printing `port N` once it listens. Every request must carry
+`Authorization: Bearer <the token in TOKEN_FILE>`; others get 401.
 """
 
+import socket
 import sys
+from pathlib import Path
 
 import anyio
 from mcp.server.fastmcp import FastMCP
@@ -62,7 +69,37 @@ def _add_many(n: int) -> None:
         )
 
 
+def _serve_http(token_file: str, tls: list[str]) -> None:
+    import uvicorn
+
+    expected = f"Bearer {Path(token_file).read_text().strip()}".encode()
+    app = server.streamable_http_app()
+
+    async def bearer_only(scope, receive, send):  # noqa: ANN001, ANN202 - an ASGI app
+        if scope["type"] == "http" and dict(scope["headers"]).get(b"authorization") != expected:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [(b"www-authenticate", b"Bearer"), (b"content-type", b"text/plain")],
+                }
+            )
+            await send({"type": "http.response.body", "body": b"a bearer token is required"})
+            return
+        await app(scope, receive, send)
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    tls_files = {"ssl_certfile": tls[0], "ssl_keyfile": tls[1]} if tls else {}
+    config = uvicorn.Config(bearer_only, log_level="warning", lifespan="on", **tls_files)
+    print(f"port {sock.getsockname()[1]}", flush=True)
+    uvicorn.Server(config).run(sockets=[sock])
+
+
 if __name__ == "__main__":
+    if len(sys.argv) >= 3 and sys.argv[1] == "--http":
+        _serve_http(sys.argv[2], sys.argv[3:])
+        sys.exit(0)
     if len(sys.argv) == 3 and sys.argv[1] == "--many":
         _add_many(int(sys.argv[2]))
     if sys.argv[1:] == ["--noisy"]:
