@@ -12,7 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 
-const BIN = process.env.MOONBOX_BIN ?? '../../target/debug/moonbox';
+import { BIN, cancelThenCall, fastScriptsLeaveNoProgress, report } from './common.mjs';
 
 /** A connected client over stdio, with every error the SDK reports. */
 async function connect(flags = []) {
@@ -24,11 +24,6 @@ async function connect(flags = []) {
   return { client, errors };
 }
 
-/** The report in a run_lua result, after the line that leads it. */
-function report(result) {
-  assert.equal(result.structuredContent.answer, result.content[0].text, 'the line leads');
-  return result.structuredContent.report;
-}
 
 test('fast scripts never leave a progress notification behind their result', async () => {
   const { client, errors } = await connect();
@@ -36,21 +31,7 @@ test('fast scripts never leave a progress notification behind their result', asy
     // The SDK handles a notification one turn after a result that arrived
     // with it, and then finds no handler for its token: an error. So a
     // notification must never travel right behind... the result it belongs to.
-    let progress = 0;
-    for (let i = 0; i < 100; i++) {
-      const result = await client.callTool(
-        { name: 'run_lua', arguments: { code: `print('line ${i}') return ${i}` } },
-        undefined,
-        { onprogress: () => progress++ },
-      );
-      assert.deepEqual(report(result).values, [i]);
-      assert.equal(report(result).output, `line ${i}\n`);
-    }
-    // Give a late notification time to surface as an error.
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    assert.deepEqual(errors, []);
-    // A script that ends within one interval sends none: the result has it.
-    assert.equal(progress, 0);
+    await fastScriptsLeaveNoProgress(client, errors, 100);
   } finally {
     await client.close();
   }
@@ -83,27 +64,7 @@ test('a running script streams progress, and its result follows without a lost n
 test('after a cancelled call, the next call on the same session runs', async () => {
   const { client, errors } = await connect(['--max-instructions', '4000000000', '--timeout', '30s']);
   try {
-    const opened = await client.callTool({ name: 'new_session', arguments: {} });
-    const session = opened.structuredContent.session;
-    assert.ok(session, JSON.stringify(opened));
-    await client.callTool({ name: 'run_lua', arguments: { session, code: 'kept = 41' } });
-    for (let i = 0; i < 5; i++) {
-      const abort = new AbortController();
-      const running = client.callTool(
-        { name: 'run_lua', arguments: { session, code: 'while true do end' } },
-        undefined,
-        { signal: abort.signal },
-      );
-      await new Promise((resolve) => setTimeout(resolve, 200));
-      abort.abort('the user changed their mind');
-      await assert.rejects(running);
-      // At once: the cancelled call is still winding down in the server.
-      const next = await client.callTool({ name: 'run_lua', arguments: { session, code: 'return kept' } });
-      assert.ok(!next.isError, JSON.stringify(next.content));
-      // The cancel restarted the session: its globals are gone.
-      assert.deepEqual(report(next).values, [null]);
-      await client.callTool({ name: 'run_lua', arguments: { session, code: 'kept = 41' } });
-    }
+    await cancelThenCall(client, 5);
     assert.deepEqual(errors, []);
   } finally {
     await client.close();
