@@ -102,6 +102,8 @@ def __dir__() -> list[str]:
 # still in Python finish before the interpreter goes (see the README).
 atexit.register(_native.at_exit)
 
-__version__ = "0.4.0"
-#: The version of the Rust crate inside.
+#: The version of the Rust crate inside, which is the package's: one
+#: version for the release (the workspace's Cargo.toml; maturin writes it
+#: into the wheel's metadata).
 CRATE_VERSION: str = _native.CRATE_VERSION
+__version__: str = CRATE_VERSION
