@@ -229,6 +229,19 @@ pub(crate) fn parse_duration(s: &str) -> Result<Duration, String> {
     Ok(d)
 }
 
+/// The longest `moonbox probe --timeout`: a health check that waits longer
+/// than this is no longer checking health.
+const MAX_PROBE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// A probe's timeout: a duration of at most [`MAX_PROBE_TIMEOUT`].
+pub(crate) fn parse_probe_timeout(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d > MAX_PROBE_TIMEOUT {
+        return Err(format!("'{s}' is longer than the most allowed, 1m"));
+    }
+    Ok(d)
+}
+
 pub(crate) fn parse_module(s: &str) -> Result<(String, PathBuf), String> {
     match s.split_once('=') {
         Some((name, file)) if !name.is_empty() && !file.is_empty() => {

@@ -15,6 +15,7 @@ mod files;
 mod input;
 mod listen;
 mod mcp;
+mod probe;
 mod serve;
 
 use std::ffi::OsString;
@@ -139,6 +140,17 @@ enum Command {
         format: Format,
         #[command(flatten)]
         sandbox: SandboxArgs,
+    },
+    /// Check a server's health endpoint: exit 0 when it answers 2xx within
+    /// the timeout, 1 otherwise. For health checks in images that hold
+    /// only this binary: moonbox probe http://127.0.0.1:8080/readyz.
+    Probe {
+        /// The endpoint, as http://HOST[:PORT]/PATH.
+        url: String,
+        /// How long connecting and the answer may take together (accepts
+        /// 500ms, 2s; at most 1m).
+        #[arg(long, value_name = "DURATION", default_value = "2s", value_parser = args::parse_probe_timeout)]
+        timeout: std::time::Duration,
     },
 }
 
@@ -365,6 +377,7 @@ where
                 sandbox,
             } => check(file, *strict, sandbox).await,
             Command::ToolSchema { format, sandbox } => tool_schema(*format, sandbox),
+            Command::Probe { url, timeout } => probe::probe(url, *timeout),
             Command::Mcp { mcp, sandbox } => mcp::serve(mcp, sandbox).await,
             Command::Serve { serve, sandbox } => {
                 serve::init_logs();
