@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The Node package as a user gets it: install its development
 # dependencies, build the addon, run the package's tests and the type
-# check, then `npm pack` it, install the tarball into a fresh directory and
-# run the README's first example and `npx moonbox run -` there. Nothing is
-# published.
+# check, then pack it as a release does (scripts/pack.sh: the package and
+# its platform package with the addon), install both tarballs into a fresh
+# directory, offline, and run the README's first example and `npx moonbox
+# run -` there. Nothing is published.
 #
 # MOONBOX_NODE_PROFILE (dev, the default, or release) and CARGO_TARGET_DIR
 # are passed to the build.
@@ -21,15 +22,20 @@ npm test --silent
 echo "==> the type check"
 npm run --silent typecheck
 
-echo "==> npm pack, installed into a fresh directory"
+echo "==> npm pack (the package and its platform package), installed into a fresh directory"
 dist=${CARGO_TARGET_DIR:-$root/target}/node
 rm -rf "$dist" && mkdir -p "$dist"
-tarball=$dist/$(npm pack --silent --pack-destination "$dist" | tail -n 1)
+mapfile -t tarballs < <(bash scripts/pack.sh "$dist")
+tarball=${tarballs[1]}
 fresh=$(mktemp -d)
 trap 'rm -rf "$fresh"' EXIT
 cd "$fresh"
 npm init -y >/dev/null
-npm install --silent --no-audit --no-fund "$tarball"
+# The platform package first: the package's optional dependency on it is
+# then met by the tarball, with no registry.
+npm install --silent --no-audit --no-fund --offline "${tarballs[@]}"
+[ -f node_modules/moonbox-linux-x64-gnu/moonbox.linux-x64-gnu.node ]
+[ ! -e node_modules/moonbox/moonbox.linux-x64-gnu.node ]
 # The README's first js block.
 node -e '
   const text = require("fs").readFileSync(process.argv[1], "utf8");
@@ -39,4 +45,4 @@ node example.mjs | tee out.txt
 grep -qF '[2,{"a":2.0}]' out.txt
 printf 'print("hi") return 1, {a = 2}' | npx --no-install moonbox run - | tee cli.txt
 [ "$(cat cli.txt)" = $'hi\n[1,{"a":2}]' ]
-echo "installed $tarball and ran the README example"
+echo "installed ${tarballs[*]} and ran the README example"

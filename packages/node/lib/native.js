@@ -5,18 +5,30 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 const platform = `${process.platform}-${process.arch}`;
-const file = `../moonbox.${platform}${process.platform === 'linux' ? '-gnu' : ''}.node`;
+const libc = process.platform === 'linux' ? '-gnu' : '';
+// Installed from npm, the addon is the platform package's (an
+// optionalDependency that npm installs on its platform only); in a source
+// checkout, the file scripts/build.mjs writes beside package.json.
+const candidates = [`moonbox-${platform}${libc}`, `../moonbox.${platform}${libc}.node`];
 
 function load() {
-  try {
-    return require(file);
-  } catch (e) {
-    throw new Error(
-      `moonbox: cannot load the native addon ${file} for ${platform}: ${e.message}. ` +
-        'This package is built for linux-x64 (glibc); from a source checkout, run `npm run build`.',
-      { cause: e },
-    );
+  const failures = [];
+  for (const candidate of candidates) {
+    try {
+      return require(candidate);
+    } catch (e) {
+      if (e.code !== 'MODULE_NOT_FOUND') {
+        throw new Error(`moonbox: cannot load the native addon ${candidate} for ${platform}: ${e.message}`, { cause: e });
+      }
+      failures.push(candidate);
+    }
   }
+  throw new Error(
+    `moonbox: no native addon for ${platform} (looked for ${failures.join(' and ')}). ` +
+      'The package ships one for linux-x64 (glibc), as moonbox-linux-x64-gnu; ' +
+      'check that npm installed optional dependencies (not --omit=optional), ' +
+      'or from a source checkout run `npm run build`.',
+  );
 }
 
 const native = load();
