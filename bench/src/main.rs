@@ -113,6 +113,13 @@ pub(crate) struct Options {
     /// table.
     #[arg(long, conflicts_with_all = ["serve", "nats", "attack"])]
     attack_mcp: bool,
+    /// Measure only these `moonbox` binaries (comma-separated): each one's
+    /// file size and `moonbox run` process start, beside `lua5.4 -e`,
+    /// their runs interleaved so that the machine's drift falls on all
+    /// alike; print their table. For a release binary against another
+    /// build (`just dist-bench`).
+    #[arg(long, value_name = "FILE,FILE", value_delimiter = ',', num_args = 1..)]
+    binaries: Vec<PathBuf>,
     /// Seconds each round of the soak under attack lasts.
     #[arg(long, default_value_t = 20)]
     attack_secs: u64,
@@ -200,6 +207,22 @@ pub(crate) async fn run(options: &Options) -> Result<()> {
             false,
         );
         report::fan_out_table(&mut s, fan_out);
+        println!("{s}");
+        return Ok(());
+    }
+    if !o.binaries.is_empty() {
+        progress(&format!(
+            "process starts of {} binaries ({} each)",
+            o.binaries.len(),
+            o.spawns
+        ));
+        let rows = spawn::binaries(&o.binaries, o.spawns)?;
+        let names: Vec<String> = o.binaries.iter().map(|b| b.display().to_string()).collect();
+        let mut s = header(
+            &format!("--binaries {} --spawns {}", names.join(","), o.spawns),
+            false,
+        );
+        report::binaries_table(&mut s, &rows);
         println!("{s}");
         return Ok(());
     }

@@ -437,6 +437,30 @@ pub(crate) fn round_trip_table(s: &mut String, [scalar, records, page]: &[Summar
     );
 }
 
+/// The `--binaries` table: each binary's size and `moonbox run` start,
+/// with its ratio to `lua5.4 -e` (the last row), measured interleaved.
+pub(crate) fn binaries_table(s: &mut String, rows: &[crate::spawn::Binary]) {
+    let _ = writeln!(s, "\n### Release binary: size and process start\n");
+    let _ = writeln!(
+        s,
+        "A new process that runs `return 1+1` and exits: `moonbox run -` (the script on standard input) for each binary, `lua5.4 -e` for the interpreter, one of each in turn per round. Size is the file's.\n"
+    );
+    let Some(lua) = rows.last() else { return };
+    let _ = writeln!(s, "| binary | size | median | p99 | vs `lua5.4 -e` |");
+    let _ = writeln!(s, "|---|---:|---:|---:|---:|");
+    for row in rows {
+        let _ = writeln!(
+            s,
+            "| `{}` | {} | {} | {} | {} |",
+            row.path,
+            crate::stats::bytes(row.bytes as f64),
+            crate::stats::time(row.start.median),
+            crate::stats::time(row.start.p99),
+            crate::stats::ratio(row.start.secs() / lua.start.secs()),
+        );
+    }
+}
+
 /// The `moonbox serve` load table: the server over HTTP, on the default
 /// engine and with the pooling allocator, against the library in one
 /// process, the same evals at the same concurrency.

@@ -18,6 +18,65 @@ pub(crate) fn samples(n: usize, program: &str, args: &[&str], stdin: &[u8]) -> R
     Summary::of(times).context("no samples")
 }
 
+/// One binary's row of `--binaries`: its path, its size, and the times of
+/// its `moonbox run` starts (for `lua5.4 -e`, the path is `lua5.4`).
+pub(crate) struct Binary {
+    pub path: String,
+    pub bytes: u64,
+    pub start: Summary,
+}
+
+/// Times `n` starts of `moonbox run -` (running `return 1+1`) for each
+/// binary and `lua5.4 -e 'return 1+1'`, one of each in turn per round (after
+/// one untimed round), so that a slower minute of a noisy machine is paid
+/// by every contender. `lua5.4` comes last.
+pub(crate) fn binaries(paths: &[PathBuf], n: usize) -> Result<Vec<Binary>> {
+    let lua = which("lua5.4").context("lua5.4 is not installed")?;
+    let mut commands: Vec<(String, Vec<&str>, &[u8])> = paths
+        .iter()
+        .map(|p| {
+            (
+                p.to_string_lossy().into_owned(),
+                vec!["run", "-"],
+                &b"return 1+1"[..],
+            )
+        })
+        .collect();
+    commands.push((
+        lua.to_string_lossy().into_owned(),
+        vec!["-e", "return 1+1"],
+        &b""[..],
+    ));
+    let mut times: Vec<Vec<Duration>> = vec![Vec::with_capacity(n); commands.len()];
+    for round in 0..=n {
+        for (i, (program, args, stdin)) in commands.iter().enumerate() {
+            let took = time_once(program, args, stdin)?;
+            if round > 0 {
+                times[i].push(took);
+            }
+        }
+    }
+    commands
+        .into_iter()
+        .zip(times)
+        .map(|((program, _, _), times)| {
+            let bytes = std::fs::metadata(&program)
+                .with_context(|| format!("cannot read {program}"))?
+                .len();
+            let path = if program == lua.to_string_lossy() {
+                "lua5.4".to_owned()
+            } else {
+                program
+            };
+            Ok(Binary {
+                path,
+                bytes,
+                start: Summary::of(times).context("no samples")?,
+            })
+        })
+        .collect()
+}
+
 /// Runs a command once, feeding it `stdin`, and times it to its exit,
 /// which must be 0.
 fn time_once(program: &str, args: &[&str], stdin: &[u8]) -> Result<Duration> {
