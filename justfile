@@ -201,7 +201,46 @@ mcp-transcript: build
 # checks them. The guest (whose build unsets the wrapper, so the component
 # stays the same) is linted by clippy-guest.
 ci:
-    RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)" RUSTFLAGS="-D warnings" JUST="{{just_executable()}}" bash .ci/steps contract-check guest-check fmt-check clippy-guest deny test compat libraries guest-test examples doc package-check python-package node-package "runtimes --require-all" mcp-test mcp-ts-test fuzz-seeds nats-test bench-smoke
+    RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)" RUSTFLAGS="-D warnings" JUST="{{just_executable()}}" bash .ci/steps contract-check version-check guest-check fmt-check clippy-guest deny test compat libraries guest-test examples doc python-package node-package "runtimes --require-all" mcp-test mcp-ts-test fuzz-seeds nats-test bench-smoke "dist dev"
+
+# Every release artifact (the binary, the wheel, the npm tarballs, the
+# crates, the image) into dist/ with SHA256SUMS, then each installed into a
+# clean place and run (release/dist.sh, release/check-dist.sh). PROFILE
+# `dist` is what a release ships (about 7 minutes a build on 2 cores); CI
+# runs `dist dev`, the same artifacts and checks from the tests' build.
+[doc("Every release artifact into dist/, each installed and run (PROFILE dist, or dev in CI).")]
+dist PROFILE="dist":
+    MOONBOX_DIST_PROFILE={{PROFILE}} bash release/dist.sh
+
+# The release binary against the release profile's and lua5.4 -e: size and
+# process start, interleaved (builds both; the figures go in BENCHMARKS.md
+# by hand, under "Release binary").
+dist-bench SPAWNS="200":
+    cargo build -q --release -p moonbox-cli
+    cp target/release/moonbox target/moonbox-release
+    cargo build -q --profile dist -p moonbox-cli
+    cargo build -q --release -p moonbox-bench
+    target/release/moonbox-bench --binaries target/moonbox-release,target/dist/moonbox --spawns {{SPAWNS}}
+
+# Check that the crates, the wheel, the npm packages and the CHANGELOG
+# carry the workspace's version (release/version.py).
+version-check:
+    python3 release/version.py --check
+
+# Set the release's version everywhere it is written (then add its
+# CHANGELOG section).
+version VERSION:
+    python3 release/version.py --set {{VERSION}}
+    cargo update -q -w
+
+# The Python trees the build and the tests install (the wheel's venv, the
+# MCP tests' venv, the release tools) against PyPI's per-release advisory
+# data, with pip-audit --strict: a package it cannot look up fails the
+# check. For a connected machine, beside `just advisories` (Rust) and `npm
+# audit` (Node): CI's registry mirror does not serve PyPI's per-release
+# JSON, so there every package would be skipped (docs/developing.md).
+audit-python:
+    bash release/audit-python.sh
 
 # A million mixed evals on one sandbox; checks results and RSS growth.
 soak EVALS="1000000":

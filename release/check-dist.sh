@@ -14,7 +14,8 @@
 #            offline; the package's eval, `npx moonbox` run and mcp
 #   crates   the packed sources unpacked and `cargo install`ed into a fresh
 #            root, offline, each path dependency patched to its packed
-#            sources; an eval and mcp through the installed command
+#            sources, with the workspace's profiles; an eval and mcp through
+#            the installed command
 #   image    `podman load`; run (read-only root, no network), mcp over
 #            stdin, serve answering /readyz, an eval over HTTP and its
 #            health check
@@ -35,6 +36,7 @@ profile=${MOONBOX_DIST_PROFILE:-dist}
 work=$(mktemp -d)
 cleanup() {
   podman rm -f "moonbox-check-$$" >/dev/null 2>&1 || true
+  podman rmi -f "moonbox:$version" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -75,9 +77,8 @@ for python in "${pythons[@]}"; do
 done
 [ "${#pythons[@]}" -ge 2 ] || { echo "check-dist: fewer than two Pythons to test the wheel with: ${pythons[*]}" >&2; exit 1; }
 # uvx from the wheel file: a throwaway environment, no index.
-tools=$target/dist-tools
-[ -x "$tools/bin/uv" ] || { python3 -m venv "$tools" 2>/dev/null || true; "$tools/bin/pip" install --quiet --disable-pip-version-check "uv==0.9.30"; }
-UV_CACHE_DIR=$work/uv-cache python3 "$probe" "$tools/bin/uvx" --offline --from "$wheel" moonbox mcp
+tools=$(bash release/tools.sh)
+UV_CACHE_DIR=$work/uv-cache python3 "$probe" "$tools/uvx" --offline --from "$wheel" moonbox mcp
 
 step "npm"
 nodes=("$(command -v node)")
@@ -115,13 +116,19 @@ for crate in moonbox moonbox-service moonbox-mcp moonbox-serve moonbox-cli; do
 done
 # The packed sources build on their own: each crate's dependencies on the
 # others resolve to their packed sources (as they will to crates.io).
-CARGO_TARGET_DIR=$target/dist-install cargo install -q --offline --profile "$profile" \
-  --root "$work/cargo-root" --path "$src/moonbox-cli-$version" "${patches[@]}"
+# With the workspace's profiles (release/profiles.py), which a build outside
+# it would not see, and its target directory: what the workspace built with
+# the same features is not built again.
+mapfile -t profiles < <(python3 release/profiles.py)
+CARGO_TARGET_DIR=$target cargo install -q --offline --profile "$profile" \
+  --root "$work/cargo-root" --path "$src/moonbox-cli-$version" "${patches[@]}" "${profiles[@]}"
 check_eval crates "$work/cargo-root/bin/moonbox"
 python3 "$probe" "$work/cargo-root/bin/moonbox" mcp
 
 step "image"
 image=moonbox:$version
+# From the archive alone: the image dist.sh built is removed first.
+podman rmi -f "$image" >/dev/null 2>&1 || true
 podman load -q -i "$dist/moonbox-$version-image.tar" >/dev/null
 # The host's limits as the bench sets them (this machine refuses podman's
 # defaults); the health check's timer needs systemd, `healthcheck run` not.

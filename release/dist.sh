@@ -5,7 +5,8 @@
 #   moonbox-V-cp310-abi3-*.whl                  the Python package (its `moonbox` command included)
 #   moonbox-V.tgz, moonbox-linux-x64-gnu-V.tgz  the npm package and its platform package
 #   moonbox{,-service,-mcp,-serve,-cli}-V.crate the crates, in dependency order
-#   moonbox-V-image.tar                         the container image (podman save, OCI archive)
+#   moonbox-V-image.tar                         the container image (podman save, docker-archive:
+#                                               the OCI format has no HEALTHCHECK)
 #   SHA256SUMS
 #
 # then release/check-dist.sh installs each into a clean place and runs it.
@@ -38,16 +39,22 @@ mkdir -p "$out" "$stage"
 step() { echo "==> dist: $*"; }
 
 step "the binary ($profile profile)"
-cargo build --locked -q --profile "$profile" -p moonbox-cli
+if [ "$profile" = dev ]; then
+  # The tests' build (`just build`): the workspace's one feature set, so
+  # nothing is compiled again.
+  cargo test --locked -q --workspace --no-run
+else
+  # The command's own feature set: what a release needs, no more.
+  cargo build --locked -q --profile "$profile" -p moonbox-cli
+fi
 bin_dir=$stage/moonbox-$version-$triple
 mkdir -p "$bin_dir"
 cp "$target/$profile_dir/moonbox" LICENSE LICENSE-LUA README.md CHANGELOG.md "$bin_dir/"
 tar -C "$stage" -czf "$out/moonbox-$version-$triple.tar.gz" "moonbox-$version-$triple"
 
 step "the Python wheel"
-tools=$target/dist-tools
-[ -x "$tools/bin/maturin" ] || { python3 -m venv "$tools" && "$tools/bin/pip" install --quiet --disable-pip-version-check "maturin==1.16.0"; }
-"$tools/bin/maturin" build --quiet --profile "$profile" --manifest-path packages/python/Cargo.toml --out "$out" >&2
+tools=$(bash release/tools.sh)
+"$tools/maturin" build --quiet --profile "$profile" --manifest-path packages/python/Cargo.toml --out "$out" >&2
 
 step "the npm packages"
 (cd packages/node && npm ci --silent --no-audit --no-fund && MOONBOX_NODE_PROFILE=$profile npm run --silent build)
@@ -67,7 +74,7 @@ done
 step "the container image"
 bash release/image-rootfs.sh "$target/$profile_dir/moonbox" "$stage/rootfs" >&2
 podman build -q --format docker -f Containerfile -t "moonbox:$version" "$stage/rootfs" >/dev/null
-podman save -q --format oci-archive -o "$out/moonbox-$version-image.tar" "moonbox:$version"
+podman save -q --format docker-archive -o "$out/moonbox-$version-image.tar" "moonbox:$version"
 
 step "checksums"
 (cd "$out" && sha256sum -- * > SHA256SUMS)

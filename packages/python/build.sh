@@ -14,7 +14,10 @@ out=target/python
 rm -rf "$out/dist" "$out/venv"
 python3 -m venv "$out/venv"
 pip=("$out/venv/bin/pip" --quiet --disable-pip-version-check)
-"${pip[@]}" install "maturin==1.16.0" "pytest==8.3.4" "mypy==1.18.2"
+# maturin at the release tools' pin (release/requirements.txt), so that the
+# tests' wheel and a release's are built alike.
+maturin=$(grep -E '^maturin==' release/requirements.txt)
+"${pip[@]}" install "$maturin" "pytest==8.3.4" "mypy==1.18.2"
 # maturin prints its progress on stderr; keep only the wheel's name.
 "$out/venv/bin/maturin" build --quiet --profile "$profile" --manifest-path packages/python/Cargo.toml \
   --out "$out/dist" >&2
