@@ -201,7 +201,7 @@ mcp-transcript: build
 # checks them. The guest (whose build unsets the wrapper, so the component
 # stays the same) is linted by clippy-guest.
 ci:
-    RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)" RUSTFLAGS="-D warnings" JUST="{{just_executable()}}" bash .ci/steps contract-check version-check guest-check fmt-check clippy-guest deny test compat libraries guest-test examples doc python-package node-package "runtimes --require-all" mcp-test mcp-ts-test fuzz-seeds nats-test bench-smoke "dist dev"
+    RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver)" RUSTFLAGS="-D warnings" JUST="{{just_executable()}}" bash .ci/steps contract-check version-check figures-check guest-check fmt-check clippy-guest deny test compat libraries guest-test examples doc python-package node-package "runtimes --require-all" mcp-test mcp-ts-test fuzz-seeds nats-test bench-smoke "dist dev"
 
 # Every release artifact (the binary, the wheel, the npm tarballs, the
 # crates, the image) into dist/ with SHA256SUMS, then each installed into a
@@ -226,6 +226,11 @@ dist-bench SPAWNS="200":
 # carry the workspace's version (release/version.py).
 version-check:
     python3 release/version.py --check
+
+# Check that the README's benchmark figures are BENCHMARKS.md's latest run
+# (release/readme_figures.py; `--write` copies them after `just bench`).
+figures-check:
+    python3 release/readme_figures.py --check
 
 # Set the release's version everywhere it is written (then add its
 # CHANGELOG section).
