@@ -75,7 +75,7 @@ def set_version(new: str) -> None:
         manifest = json.loads(path.read_text())
         manifest["version"] = new
         path.write_text(json.dumps(manifest, indent=2) + "\n")
-    print(f"{old} -> {new}; add a '## {new}' section to CHANGELOG.md, then run `cargo update -w` and `npm install` in packages/node")
+    print(f"{old} -> {new}; add a '## {new}' section to CHANGELOG.md, then run `cargo update -w`, `npm install` in packages/node and `just mcp-transcript` (the transcript shows the version)")
 
 
 def main(argv: list[str]) -> int:
