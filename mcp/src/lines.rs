@@ -129,6 +129,11 @@ pub(crate) struct LineTransport<R, W> {
     lines: LineReader<R>,
     initialized: bool,
     out: Arc<Mutex<Out<W>>>,
+    /// Error answers to bad lines, serialized but not yet handed to `out`.
+    /// `receive` queues one here without awaiting anything, so that a
+    /// caller that drops `receive` (rmcp selects over it) while the writer
+    /// holds `out` loses no answer; the next `receive` writes it.
+    answers: Vec<u8>,
     /// Error answers sent in the current second, and when it began.
     errors: (u32, Instant),
 }
@@ -148,6 +153,7 @@ where
                 write: Some(write),
                 pending: Vec::new(),
             })),
+            answers: Vec::new(),
             errors: (0, Instant::now()),
         }
     }
@@ -228,28 +234,43 @@ where
         }
     }
 
-    /// Queues an error answer, within the rate bound, and writes it.
-    async fn answer(&mut self, error: ErrorData, id: Option<RequestId>) -> bool {
+    /// Queues an error answer, within the rate bound, for the next
+    /// [`flush`](Self::flush). Awaits nothing, so it cannot be cut short.
+    fn queue_answer(&mut self, error: ErrorData, id: Option<RequestId>) {
         let (sent, since) = &mut self.errors;
         if since.elapsed() >= Duration::from_secs(1) {
             (*sent, *since) = (0, Instant::now());
         }
         if *sent >= MAX_ERRORS_PER_SECOND {
-            return true;
+            return;
         }
         *sent += 1;
         let message = TxJsonRpcMessage::<RoleServer>::error(error, id);
-        let mut out = self.out.lock().await;
         if let Ok(Value::Object(mut object)) = serde_json::to_value(&message) {
             // JSON-RPC writes the id of an answer to no request as null;
             // rmcp leaves it out.
             object.entry("id").or_insert(Value::Null);
             if let Ok(mut line) = serde_json::to_vec(&object) {
                 line.push(b'\n');
-                out.pending.extend_from_slice(&line);
+                self.answers.extend_from_slice(&line);
             }
         }
-        out.drain().await.is_ok()
+    }
+
+    /// Writes the queued answers and what a cancelled writer left. Cancel
+    /// safe: the answers move to `out` only once its lock is held, and
+    /// `drain` leaves there what it did not write.
+    async fn flush(&mut self) -> std::io::Result<()> {
+        if self.answers.is_empty() {
+            match self.out.try_lock() {
+                Ok(out) if !out.pending.is_empty() => {}
+                // Nothing left, or a writer holds it and drains it.
+                _ => return Ok(()),
+            }
+        }
+        let mut out = self.out.lock().await;
+        out.pending.append(&mut self.answers);
+        out.drain().await
     }
 }
 
@@ -303,28 +324,22 @@ where
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            // Finish what a cancelled writer left.
-            {
-                let mut out = self.out.lock().await;
-                if !out.pending.is_empty() && out.drain().await.is_err() {
-                    return None;
-                }
+            // The answers to bad lines, and what a cancelled writer left.
+            if self.flush().await.is_err() {
+                return None;
             }
             let line = self.lines.next().await?;
             match self.judge(&line) {
                 Verdict::Message(message) => return Some(*message),
                 Verdict::Skip => {}
-                Verdict::Answer(error, id) => {
-                    if !self.answer(error, id).await {
-                        return None;
-                    }
-                }
+                Verdict::Answer(error, id) => self.queue_answer(error, id),
             }
         }
     }
 
     async fn close(&mut self) -> Result<(), Self::Error> {
         let mut out = self.out.lock().await;
+        out.pending.append(&mut self.answers);
         let _ = out.drain().await;
         drop(out.write.take());
         Ok(())
@@ -362,6 +377,38 @@ mod tests {
             assert_eq!(answer["id"], Value::Null);
             assert_eq!(answer["error"]["code"], -32700);
         }
+    }
+
+    #[tokio::test]
+    async fn an_answer_survives_a_receive_dropped_while_the_writer_holds_the_output() {
+        // rmcp selects over `receive`: a response being written holds the
+        // output when a bad line arrives, and the select drops `receive`.
+        let (mut client, server_in) = tokio::io::duplex(1 << 20);
+        let (server_out, mut from_server) = tokio::io::duplex(1 << 20);
+        let mut transport = LineTransport::new(server_in, server_out, 1024);
+        let writer = transport.out.clone();
+        let wait = Duration::from_millis(50);
+        let mut receiving = Box::pin(transport.receive());
+        // Waiting for a line, the output free.
+        assert!(tokio::time::timeout(wait, &mut receiving).await.is_err());
+        // A writer takes the output; then a bad line arrives.
+        let held = writer.lock().await;
+        client
+            .write_all(b"{\"jsonrpc\": \"2.0\", \"id\": 11\n")
+            .await
+            .unwrap();
+        assert!(tokio::time::timeout(wait, &mut receiving).await.is_err());
+        // The select drops `receive` with the line read and not answered.
+        drop(receiving);
+        drop(held);
+        drop(client);
+        assert!(transport.receive().await.is_none());
+        transport.close().await.unwrap();
+        drop(transport);
+        let mut text = String::new();
+        from_server.read_to_string(&mut text).await.unwrap();
+        let answer: Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(answer["error"]["code"], -32700, "{text}");
     }
 
     #[tokio::test]
