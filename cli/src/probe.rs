@@ -112,12 +112,15 @@ fn ask(target: &Target, deadline: Instant) -> Result<u16> {
     } else {
         format!("{}:{}", target.host, target.port)
     };
-    write!(
-        stream,
+    // One write: `write!` on the stream would send each piece of the
+    // format as a segment of its own.
+    let request = format!(
         "GET {} HTTP/1.1\r\nHost: {host}\r\nUser-Agent: moonbox-probe\r\nConnection: close\r\n\r\n",
         target.path
-    )
-    .context("cannot send the request")?;
+    );
+    stream
+        .write_all(request.as_bytes())
+        .context("cannot send the request")?;
     let mut answer = Vec::new();
     let mut reader = stream.take(MAX_ANSWER_BYTES);
     loop {
@@ -195,9 +198,13 @@ mod tests {
             let port = listener.local_addr().unwrap().port();
             let server = std::thread::spawn(move || {
                 let (mut s, _) = listener.accept().unwrap();
-                let mut request = [0u8; 512];
-                let n = s.read(&mut request).unwrap();
-                assert!(request[..n].starts_with(b"GET /readyz HTTP/1.1\r\n"));
+                // The whole request head, however it is segmented.
+                let mut request = Vec::new();
+                let mut byte = [0u8; 1];
+                while !request.ends_with(b"\r\n\r\n") && s.read(&mut byte).unwrap() == 1 {
+                    request.push(byte[0]);
+                }
+                assert!(request.starts_with(b"GET /readyz HTTP/1.1\r\nHost: 127.0.0.1:"));
                 s.write_all(answer.as_bytes()).unwrap();
             });
             let url = format!("http://127.0.0.1:{port}/readyz");
