@@ -46,9 +46,10 @@ pub(crate) const MAX_WASM_STACK: usize = 1 << 20;
 /// with an explicit [`Limits::fuel`](crate::Limits::fuel).
 ///
 /// Each engine has one thread of its own, `moonbox-epoch`, which enforces
-/// timeouts: while any call into the guest runs (a session starting, an
-/// eval, a check), it advances the engine's epoch every 5 ms; while none
-/// does, it sleeps until one starts. It ends when the engine is dropped.
+/// timeouts. The engine's first call into the guest starts it; while any
+/// call runs (a session starting, an eval, a check), it advances the
+/// engine's epoch every 5 ms; while none does, it sleeps until one starts.
+/// It ends when the engine is dropped.
 ///
 /// ```
 /// use moonbox::{Engine, Sandbox};
@@ -208,7 +209,11 @@ impl Engine {
 
     /// Keeps the epoch advancing until the guard is dropped: hold it for
     /// every call into the guest.
-    pub(crate) fn ticking(&self) -> Ticking {
+    ///
+    /// # Errors
+    /// [`Error::Engine`] if the epoch thread, started by the engine's first
+    /// call, cannot be started.
+    pub(crate) fn ticking(&self) -> Result<Ticking, Error> {
         Ticking::new(&self.inner.ticker)
     }
 
@@ -402,13 +407,17 @@ fn wasmtime_engine(pooling: bool, fuel: bool) -> Result<(wasmtime::Engine, Arc<T
     let config = wasmtime_config(pooling.then(pooling_config), fuel);
     let engine =
         wasmtime::Engine::new(&config).map_err(|e| Error::engine("configure wasmtime", e))?;
-    let ticker = start_ticker(&engine)?;
+    let ticker = Arc::new(Ticker::new(&engine));
     Ok((engine, ticker))
 }
 
-/// The epoch thread's state, shared by the engine and the thread.
-#[derive(Default)]
+/// The epoch thread's state, shared by the engine and the thread. The
+/// thread starts with the first call into the guest, not with the engine:
+/// an engine that never runs the guest (a one-shot `check` of a syntax
+/// error) never starts it, and a process maps and protects the compiled
+/// guest before it has a second thread to tell of each change.
 pub(crate) struct Ticker {
+    engine: wasmtime::EngineWeak,
     state: Mutex<TickerState>,
     wake: Condvar,
 }
@@ -417,6 +426,8 @@ pub(crate) struct Ticker {
 struct TickerState {
     /// Calls into the guest running now ([`Ticking`] guards alive).
     running: usize,
+    /// Whether the thread has been started.
+    started: bool,
     /// Set when the engine is dropped: the thread ends.
     stopped: bool,
     /// Epochs the thread has advanced (for tests).
@@ -424,6 +435,14 @@ struct TickerState {
 }
 
 impl Ticker {
+    fn new(engine: &wasmtime::Engine) -> Self {
+        Ticker {
+            engine: engine.weak(),
+            state: Mutex::default(),
+            wake: Condvar::new(),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, TickerState> {
         // The state is a few counters, consistent after any panic.
         self.state
@@ -454,16 +473,23 @@ impl Ticker {
 pub(crate) struct Ticking(Arc<Ticker>);
 
 impl Ticking {
-    fn new(ticker: &Arc<Ticker>) -> Self {
+    /// Counts a call in, starting the epoch thread if this is the engine's
+    /// first. Without the thread no timeout could fire, so failing to start
+    /// it fails the call (and the next call tries again).
+    fn new(ticker: &Arc<Ticker>) -> Result<Self, Error> {
         let first = {
             let mut state = ticker.lock();
+            if !state.started {
+                start_ticker(ticker)?;
+                state.started = true;
+            }
             state.running += 1;
             state.running == 1
         };
         if first {
             ticker.wake.notify_all();
         }
-        Ticking(ticker.clone())
+        Ok(Ticking(ticker.clone()))
     }
 }
 
@@ -476,16 +502,13 @@ impl Drop for Ticking {
 
 /// One thread per engine advances the epoch while a call into the guest
 /// runs, and sleeps while none does; it stops when the engine is gone.
-/// Without it no timeout could fire, so failing to start it is an error.
-fn start_ticker(engine: &wasmtime::Engine) -> Result<Arc<Ticker>, Error> {
-    let ticker = Arc::new(Ticker::default());
-    let weak = engine.weak();
+fn start_ticker(ticker: &Arc<Ticker>) -> Result<(), Error> {
     let shared = ticker.clone();
     std::thread::Builder::new()
         .name("moonbox-epoch".into())
         .spawn(move || {
             while shared.wait_for_work() {
-                let Some(engine) = weak.upgrade() else {
+                let Some(engine) = shared.engine.upgrade() else {
                     return;
                 };
                 engine.increment_epoch();
@@ -495,7 +518,7 @@ fn start_ticker(engine: &wasmtime::Engine) -> Result<Arc<Ticker>, Error> {
             }
         })
         .map_err(|e| Error::engine("start the epoch thread that enforces timeouts", e))?;
-    Ok(ticker)
+    Ok(())
 }
 
 /// The largest cache file read back: the compiled guest is a few MiB.
@@ -812,12 +835,17 @@ mod tests {
     #[test]
     fn the_epoch_advances_only_while_a_call_runs() {
         let engine = wasmtime::Engine::new(&super::wasmtime_config(None, false)).expect("engine");
-        let ticker = super::start_ticker(&engine).expect("ticker");
+        let ticker = Arc::new(super::Ticker::new(&engine));
         let ticks = || ticker.lock().ticks;
         let pause = || std::thread::sleep(super::EPOCH_TICK * 6);
+        assert!(!ticker.lock().started, "no thread before the first call");
+        drop(super::Ticking::new(&ticker).expect("ticking"));
+        assert!(ticker.lock().started, "the first call starts the thread");
         pause();
-        assert_eq!(ticks(), 0, "an idle engine's thread sleeps");
-        let running = super::Ticking::new(&ticker);
+        let idle = ticks();
+        pause();
+        assert_eq!(ticks(), idle, "an idle engine's thread sleeps");
+        let running = super::Ticking::new(&ticker).expect("ticking");
         pause();
         let during = ticks();
         assert!(during >= 2, "{during} ticks while a call ran");

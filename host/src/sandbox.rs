@@ -266,7 +266,10 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     /// runtime's worker: building the engine (compiling the guest, waiting
     /// for the process-wide lock another build holds) and linking it run on
     /// tokio's blocking pool ([`tokio::task::spawn_blocking`]), and the
-    /// probe session runs on the caller's runtime like any eval.
+    /// probe session runs on the caller's runtime like any eval. On a
+    /// current-thread runtime with an [`engine`](Self::engine) given, where
+    /// only linking is left (a fraction of a millisecond), it links in
+    /// place instead of starting a pool thread to wait for.
     ///
     /// ```
     /// # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -322,11 +325,22 @@ impl<T: Send + Sync + 'static> SandboxBuilder<T> {
     /// `ctx` as its context (`None` for a throw-away probe).
     async fn build_probed(self, ctx: Option<Arc<T>>) -> Result<(Sandbox<T>, Session<T>), Error> {
         // Compiling the guest and waiting for the shared engine's lock block
-        // for hundreds of milliseconds: never on the caller's worker.
-        let sandbox = match tokio::task::spawn_blocking(move || self.prepare()).await {
-            Ok(prepared) => prepared?,
-            Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
-            Err(e) => return Err(Error::engine("prepare the sandbox", e)),
+        // for hundreds of milliseconds: never on the caller's worker. With
+        // an engine given, only linking is left (a fraction of a
+        // millisecond); on a current-thread runtime, whose one thread would
+        // only wait for the pool's, it is done in place, and a one-shot
+        // command starts no thread for it.
+        let inline = self.engine.is_some()
+            && tokio::runtime::Handle::current().runtime_flavor()
+                == tokio::runtime::RuntimeFlavor::CurrentThread;
+        let sandbox = if inline {
+            self.prepare()?
+        } else {
+            match tokio::task::spawn_blocking(move || self.prepare()).await {
+                Ok(prepared) => prepared?,
+                Err(e) if e.is_panic() => std::panic::resume_unwind(e.into_panic()),
+                Err(e) => return Err(Error::engine("prepare the sandbox", e)),
+            }
         };
         let session = Session::start(sandbox.inner.clone(), ctx)
             .await
