@@ -66,10 +66,20 @@ pub(crate) fn read_within(
     deadline: &Deadline,
 ) -> Result<Option<Vec<u8>>> {
     let shown = shown(path);
-    // A regular file is read in place; anything else (stdin, a FIFO, a
-    // device) on its own thread, so that a reader that never finishes only
-    // costs the deadline.
-    let regular = path != Path::new("-") && std::fs::metadata(path).is_ok_and(|m| m.is_file());
+    if path == Path::new("-") {
+        return match read_stdin(max, deadline) {
+            Ok(bytes) => Ok(bytes),
+            Err(StdinError::Late) => bail!(
+                "reading the {what} {shown} took longer than the {} ms timeout",
+                deadline.timeout.as_millis()
+            ),
+            Err(StdinError::Io(e)) => bail!("cannot read the {what} {shown}: {e}"),
+        };
+    }
+    // A regular file is read in place; anything else (a FIFO, a device) on
+    // its own thread, so that a reader that never finishes (or an open that
+    // waits for a FIFO's writer) only costs the deadline.
+    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
     if regular {
         return match read_capped(path, max) {
             Ok(bytes) => Ok(bytes),
@@ -96,22 +106,76 @@ pub(crate) fn read_within(
     }
 }
 
+/// Why standard input could not be read.
+enum StdinError {
+    /// The deadline passed first.
+    Late,
+    Io(std::io::Error),
+}
+
+/// Reads standard input whole on this thread, waiting for it with `poll`
+/// until the deadline: `None` when it holds more than `max` bytes. A
+/// closed descriptor reads as empty, as Rust's `stdin()` reads it.
+fn read_stdin(max: u64, deadline: &Deadline) -> Result<Option<Vec<u8>>, StdinError> {
+    let mut bytes = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let wait = deadline.at.saturating_duration_since(Instant::now());
+        // Rounded up, so that a wait of less than a millisecond is not a
+        // busy loop of zero-timeout polls.
+        let ms = i32::try_from(wait.as_micros().div_ceil(1000)).unwrap_or(i32::MAX);
+        let mut fd = libc::pollfd {
+            fd: libc::STDIN_FILENO,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid `pollfd`, and the count says one.
+        let ready = unsafe { libc::poll(&mut fd, 1, ms) };
+        if ready < 0 {
+            let e = std::io::Error::last_os_error();
+            if e.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(StdinError::Io(e));
+        }
+        if ready == 0 {
+            return Err(StdinError::Late);
+        }
+        let room = usize::try_from(max.saturating_add(1) - bytes.len() as u64)
+            .unwrap_or(usize::MAX)
+            .min(chunk.len());
+        // SAFETY: `chunk` is valid for writes of `room` bytes.
+        let read = unsafe { libc::read(libc::STDIN_FILENO, chunk.as_mut_ptr().cast(), room) };
+        match usize::try_from(read) {
+            Ok(0) => break,
+            Ok(n) => {
+                bytes.extend_from_slice(&chunk[..n]);
+                if bytes.len() as u64 > max {
+                    return Ok(None);
+                }
+            }
+            Err(_) => {
+                let e = std::io::Error::last_os_error();
+                match e.raw_os_error() {
+                    Some(libc::EINTR | libc::EAGAIN) => continue,
+                    Some(libc::EBADF) => break,
+                    _ => return Err(StdinError::Io(e)),
+                }
+            }
+        }
+    }
+    Ok(Some(bytes))
+}
+
 /// `None` when the input has more than `max` bytes.
 fn read_capped(path: &Path, max: u64) -> std::io::Result<Option<Vec<u8>>> {
     let mut bytes = Vec::new();
     let limit = max.saturating_add(1);
-    if path == Path::new("-") {
-        std::io::stdin()
-            .lock()
-            .take(limit)
-            .read_to_end(&mut bytes)?;
-    } else {
-        let file = File::open(path)?;
-        if file.metadata()?.is_dir() {
-            return Err(std::io::Error::other("it is a directory"));
-        }
-        file.take(limit).read_to_end(&mut bytes)?;
+    let file = File::open(path)?;
+    if file.metadata()?.is_dir() {
+        return Err(std::io::Error::other("it is a directory"));
     }
+    file.take(limit).read_to_end(&mut bytes)?;
     Ok((bytes.len() as u64 <= max).then_some(bytes))
 }
 

@@ -202,7 +202,7 @@ async fn run(what: RunArgs<'_>, args: &SandboxArgs) -> Result<u8> {
     // host error, not a silent success.
     let stdout = input::Stdout::open()?;
     // The session that proves the configuration is the one that runs.
-    let (_sandbox, mut session) = args.builder()?.build_with_session(()).await?;
+    let (sandbox, mut session) = args.builder()?.build_with_session(()).await?;
     session.set_chunk_name(&chunk);
     if !json {
         // Output streams to stdout as the script writes it, log events to
@@ -211,6 +211,7 @@ async fn run(what: RunArgs<'_>, args: &SandboxArgs) -> Result<u8> {
         session.set_log_sink(Some(stdout.log_sink()));
     }
     let outcome = session.run(script).await;
+    exiting(sandbox, session);
     let written = match &outcome {
         Ok(out) => &out.files,
         Err(e) => &e.files,
@@ -257,6 +258,15 @@ async fn run(what: RunArgs<'_>, args: &SandboxArgs) -> Result<u8> {
     }
 }
 
+/// Leaves the sandbox and its session to the process's exit, which is next
+/// for every caller of [`main_from`]: unmapping the instance's memory and
+/// the compiled guest one by one (with the epoch thread's CPU told of each)
+/// took longer than the exit that frees them all at once.
+fn exiting<S, T>(sandbox: S, session: T) {
+    let _ = std::mem::ManuallyDrop::new(session);
+    let _ = std::mem::ManuallyDrop::new(sandbox);
+}
+
 /// The exit status once the script's files are delivered: a run that
 /// succeeded but whose files could not all be written is a host error (2);
 /// a failed run keeps its own status.
@@ -288,7 +298,9 @@ const STRICT_WARNINGS: u8 = 4;
 async fn check(file: &Path, strict: bool, args: &SandboxArgs) -> Result<u8> {
     let (code, chunk) = args.read_script(file)?;
     let sandbox = args.builder()?.build_async().await?;
-    match sandbox.check(&code, &chunk).await {
+    let checked = sandbox.check(&code, &chunk).await;
+    exiting(sandbox, ());
+    match checked {
         Ok(warnings) => {
             for warning in &warnings {
                 eprintln!("{warning}");
@@ -324,7 +336,9 @@ fn tool_schema(format: Format, args: &SandboxArgs) -> Result<u8> {
 ///
 /// A usage error, `--help` and `--version` print what clap prints and exit
 /// the process, as a command does. The caller exits with the status
-/// returned once its own output is flushed.
+/// returned once its own output is flushed; `run` and `check` leave their
+/// sandbox's memory for that exit to free, so a caller that stays alive
+/// keeps it.
 pub fn main_from<I, T>(args: I) -> u8
 where
     I: IntoIterator<Item = T>,

@@ -716,6 +716,60 @@ fn a_stalled_stdin_is_bounded_by_the_timeout() {
     );
 }
 
+/// Standard input is read on the command's own thread, a piece at a time
+/// as it arrives: a script written in parts, with pauses, is read whole.
+#[test]
+fn a_script_arriving_in_pieces_on_stdin_is_read_whole() {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_moonbox"))
+        .args(["run", "--timeout", "10s", "-"])
+        .current_dir(root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the moonbox binary starts");
+    let mut stdin = child.stdin.take().expect("a pipe");
+    for piece in ["local n = ", "20", "\nreturn n ", "* 2 + 2\n"] {
+        stdin.write_all(piece.as_bytes()).expect("moonbox reads");
+        stdin.flush().expect("moonbox reads");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    drop(stdin);
+    let out = child.wait_with_output().expect("moonbox exits on its own");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "[42]\n");
+}
+
+/// A script on stdin past --max-script-bytes is refused, whatever its
+/// source; and a closed descriptor reads as an empty script, as Rust's
+/// `stdin()` (and `lua5.4 -` with nothing to read) treats it.
+#[test]
+fn stdin_is_bounded_and_a_closed_stdin_is_empty() {
+    let out = moonbox_with_stdin(
+        &["run", "--max-script-bytes", "10", "-"],
+        Some(b"return 'more than ten bytes'"),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains(
+            "the script standard input is larger than 10 bytes; raise --max-script-bytes"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = Command::new("sh")
+        .args([
+            "-c",
+            "exec 0<&-; exec \"$0\" run -",
+            env!("CARGO_BIN_EXE_moonbox"),
+        ])
+        .current_dir(root())
+        .output()
+        .expect("sh runs moonbox");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "");
+}
+
 #[test]
 fn check_and_run_agree() {
     let nested = temp_file(
