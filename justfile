@@ -207,20 +207,21 @@ ci:
 # crates, the image) into dist/ with SHA256SUMS, then each installed into a
 # clean place and run (release/dist.sh, release/check-dist.sh). PROFILE
 # `dist` is what a release ships (about 7 minutes a build on 2 cores); CI
-# runs `dist dev`, the same artifacts and checks from the tests' build.
+# runs `dist dev`, the same artifacts and checks, unoptimised.
 [doc("Every release artifact into dist/, each installed and run (PROFILE dist, or dev in CI).")]
 dist PROFILE="dist":
     MOONBOX_DIST_PROFILE={{PROFILE}} bash release/dist.sh
 
-# The release binary against the release profile's and lua5.4 -e: size and
-# process start, interleaved (builds both; the figures go in BENCHMARKS.md
-# by hand, under "Release binary").
+# The release binary (static, musl: release/build-binary.sh) against the
+# release profile's glibc build and lua5.4 -e: size and process start,
+# interleaved (builds both; the figures go in BENCHMARKS.md by hand, under
+# "Release binary").
 dist-bench SPAWNS="200":
     cargo build -q --release -p moonbox-cli
     cp target/release/moonbox target/moonbox-release
-    cargo build -q --profile dist -p moonbox-cli
+    cp "$(bash release/build-binary.sh dist)" target/moonbox-dist
     cargo build -q --release -p moonbox-bench
-    target/release/moonbox-bench --binaries target/moonbox-release,target/dist/moonbox --spawns {{SPAWNS}}
+    target/release/moonbox-bench --binaries target/moonbox-release,target/moonbox-dist --spawns {{SPAWNS}}
 
 # Check that the crates, the wheel, the npm packages and the CHANGELOG
 # carry the workspace's version (release/version.py).

@@ -53,9 +53,14 @@ step "checksums"
 (cd "$dist" && sha256sum --quiet -c SHA256SUMS)
 
 step "binary"
-tar -xzf "$dist/moonbox-$version-x86_64-unknown-linux-gnu.tar.gz" -C "$work"
-bin=$work/moonbox-$version-x86_64-unknown-linux-gnu/moonbox
+tar -xzf "$dist/moonbox-$version-x86_64-unknown-linux-musl.tar.gz" -C "$work"
+bin=$work/moonbox-$version-x86_64-unknown-linux-musl/moonbox
 [ "$("$bin" --version)" = "moonbox $version" ]
+# Static: it needs no dynamic loader or shared library where it runs.
+if readelf -dW "$bin" | grep -q '(NEEDED)'; then
+  echo "check-dist: the binary needs shared libraries: $(readelf -dW "$bin" | grep '(NEEDED)')" >&2
+  exit 1
+fi
 check_eval binary "$bin"
 python3 "$probe" "$bin" mcp
 

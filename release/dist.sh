@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds every artifact of a release into dist/, with SHA-256 checksums:
 #
-#   moonbox-V-x86_64-unknown-linux-gnu.tar.gz   the `moonbox` binary, README, licences
+#   moonbox-V-x86_64-unknown-linux-musl.tar.gz  the `moonbox` binary (static), README, licences
 #   moonbox-V-cp310-abi3-*.whl                  the Python package (its `moonbox` command included)
 #   moonbox-V.tgz, moonbox-linux-x64-gnu-V.tgz  the npm package and its platform package
 #   moonbox{,-service,-mcp,-serve,-cli}-V.crate the crates, in dependency order
@@ -16,8 +16,10 @@
 #
 # MOONBOX_DIST_PROFILE picks the cargo profile of the binary, the wheel and
 # the addon: `dist` (the default, what a release ships: stripped, thin LTO;
-# about 7 minutes a build on 2 cores) or `dev` (CI's, which reuses the
-# tests' build: the same artifacts and checks, unoptimised).
+# about 7 minutes a build on 2 cores) or `dev` (CI's: the same artifacts
+# and checks, unoptimised).
+# The binary is static, for musl (release/build-binary.sh); the wheel and
+# the addon are extensions that glibc processes load.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 root=$PWD
@@ -27,29 +29,21 @@ if [[ ! $profile =~ ^[A-Za-z0-9_-]+$ ]]; then
   echo "dist: MOONBOX_DIST_PROFILE must be a cargo profile name, got '$profile'" >&2
   exit 2
 fi
-profile_dir=$([ "$profile" = dev ] && echo debug || echo "$profile")
 target=${CARGO_TARGET_DIR:-$root/target}
 python3 release/version.py --check
 version=$(python3 release/version.py)
-triple=x86_64-unknown-linux-gnu
+triple=x86_64-unknown-linux-musl
 out=$root/dist
 stage=$target/dist-stage
 rm -rf "$out" "$stage"
 mkdir -p "$out" "$stage"
 step() { echo "==> dist: $*"; }
 
-step "the binary ($profile profile)"
-if [ "$profile" = dev ]; then
-  # The tests' build (`just build`): the workspace's one feature set, so
-  # nothing is compiled again.
-  cargo test --locked -q --workspace --no-run
-else
-  # The command's own feature set: what a release needs, no more.
-  cargo build --locked -q --profile "$profile" -p moonbox-cli
-fi
+step "the binary ($profile profile, $triple)"
+binary=$(bash release/build-binary.sh "$profile")
 bin_dir=$stage/moonbox-$version-$triple
 mkdir -p "$bin_dir"
-cp "$target/$profile_dir/moonbox" LICENSE LICENSE-LUA README.md CHANGELOG.md "$bin_dir/"
+cp "$binary" LICENSE LICENSE-LUA README.md CHANGELOG.md "$bin_dir/"
 tar -C "$stage" -czf "$out/moonbox-$version-$triple.tar.gz" "moonbox-$version-$triple"
 
 step "the Python wheel"
@@ -72,7 +66,7 @@ for crate in "${crates[@]}"; do
 done
 
 step "the container image"
-bash release/image-rootfs.sh "$target/$profile_dir/moonbox" "$stage/rootfs" >&2
+bash release/image-rootfs.sh "$binary" "$stage/rootfs" >&2
 podman build -q --format docker -f Containerfile -t "moonbox:$version" "$stage/rootfs" >/dev/null
 podman save -q --format docker-archive -o "$out/moonbox-$version-image.tar" "moonbox:$version"
 
