@@ -26,15 +26,20 @@ fn moonbox(args: &[&str]) -> Output {
     moonbox_with_stdin(args, None)
 }
 
-fn moonbox_with_stdin(args: &[&str], stdin: Option<&[u8]>) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_moonbox"))
+/// The binary started with `args`, its three standard streams piped.
+fn moonbox_piped(args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_moonbox"))
         .args(args)
         .current_dir(root())
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .expect("the moonbox binary starts");
+        .expect("the moonbox binary starts")
+}
+
+fn moonbox_with_stdin(args: &[&str], stdin: Option<&[u8]>) -> Output {
+    let mut child = moonbox_piped(args);
     let mut pipe = child.stdin.take().expect("stdin is piped");
     if let Some(bytes) = stdin {
         pipe.write_all(bytes).expect("stdin accepts the script");
@@ -697,14 +702,7 @@ fn a_closed_or_broken_stdout_is_an_error() {
 
 #[test]
 fn a_stalled_stdin_is_bounded_by_the_timeout() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_moonbox"))
-        .args(["run", "--timeout", "300ms", "-"])
-        .current_dir(root())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the moonbox binary starts");
+    let mut child = moonbox_piped(&["run", "--timeout", "300ms", "-"]);
     // Keep stdin open and silent until the process gives up.
     let _stdin = child.stdin.take();
     let out = child.wait_with_output().expect("moonbox exits on its own");
@@ -720,14 +718,7 @@ fn a_stalled_stdin_is_bounded_by_the_timeout() {
 /// as it arrives: a script written in parts, with pauses, is read whole.
 #[test]
 fn a_script_arriving_in_pieces_on_stdin_is_read_whole() {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_moonbox"))
-        .args(["run", "--timeout", "10s", "-"])
-        .current_dir(root())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("the moonbox binary starts");
+    let mut child = moonbox_piped(&["run", "--timeout", "10s", "-"]);
     let mut stdin = child.stdin.take().expect("a pipe");
     for piece in ["local n = ", "20", "\nreturn n ", "* 2 + 2\n"] {
         stdin.write_all(piece.as_bytes()).expect("moonbox reads");
