@@ -66,26 +66,42 @@ pub(crate) fn read_within(
     deadline: &Deadline,
 ) -> Result<Option<Vec<u8>>> {
     let shown = shown(path);
-    if path == Path::new("-") {
-        return match read_stdin(max, deadline) {
-            Ok(bytes) => Ok(bytes),
-            Err(StdinError::Late) => bail!(
-                "reading the {what} {shown} took longer than the {} ms timeout",
-                deadline.timeout.as_millis()
-            ),
-            Err(StdinError::Io(e)) => bail!("cannot read the {what} {shown}: {e}"),
-        };
+    let read = if path == Path::new("-") {
+        read_stdin(max, deadline)
+    } else if std::fs::metadata(path).is_ok_and(|m| m.is_file()) {
+        // A regular file is read in place.
+        read_capped(path, max).map_err(ReadError::Io)
+    } else {
+        read_on_a_thread(path, max, deadline)
+    };
+    match read {
+        Ok(bytes) => Ok(bytes),
+        Err(ReadError::Io(e)) => bail!("cannot read the {what} {shown}: {e}"),
+        Err(ReadError::Late) => bail!(
+            "reading the {what} {shown} took longer than the {} ms timeout",
+            deadline.timeout.as_millis()
+        ),
+        Err(ReadError::Thread(e)) => bail!("cannot start a thread to read the {what}: {e}"),
     }
-    // A regular file is read in place; anything else (a FIFO, a device) on
-    // its own thread, so that a reader that never finishes (or an open that
-    // waits for a FIFO's writer) only costs the deadline.
-    let regular = std::fs::metadata(path).is_ok_and(|m| m.is_file());
-    if regular {
-        return match read_capped(path, max) {
-            Ok(bytes) => Ok(bytes),
-            Err(e) => bail!("cannot read the {what} {shown}: {e}"),
-        };
-    }
+}
+
+/// Why an input could not be read.
+enum ReadError {
+    /// The deadline passed first.
+    Late,
+    Io(std::io::Error),
+    /// The thread that reads it could not start.
+    Thread(std::io::Error),
+}
+
+/// Reads anything but stdin and a regular file (a FIFO, a device) on a
+/// thread of its own, so that a reader that never finishes (or an open that
+/// waits for a FIFO's writer) only costs the deadline.
+fn read_on_a_thread(
+    path: &Path,
+    max: u64,
+    deadline: &Deadline,
+) -> Result<Option<Vec<u8>>, ReadError> {
     let (tx, rx) = mpsc::channel();
     let owned = path.to_path_buf();
     std::thread::Builder::new()
@@ -94,29 +110,18 @@ pub(crate) fn read_within(
             let result = read_capped(&owned, max);
             let _ = tx.send(result);
         })
-        .map_err(|e| anyhow!("cannot start a thread to read the {what}: {e}"))?;
+        .map_err(ReadError::Thread)?;
     let wait = deadline.at.saturating_duration_since(Instant::now());
     match rx.recv_timeout(wait) {
-        Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(e)) => bail!("cannot read the {what} {shown}: {e}"),
-        Err(_) => bail!(
-            "reading the {what} {shown} took longer than the {} ms timeout",
-            deadline.timeout.as_millis()
-        ),
+        Ok(read) => read.map_err(ReadError::Io),
+        Err(_) => Err(ReadError::Late),
     }
-}
-
-/// Why standard input could not be read.
-enum StdinError {
-    /// The deadline passed first.
-    Late,
-    Io(std::io::Error),
 }
 
 /// Reads standard input whole on this thread, waiting for it with `poll`
 /// until the deadline: `None` when it holds more than `max` bytes. A
 /// closed descriptor reads as empty, as Rust's `stdin()` reads it.
-fn read_stdin(max: u64, deadline: &Deadline) -> Result<Option<Vec<u8>>, StdinError> {
+fn read_stdin(max: u64, deadline: &Deadline) -> Result<Option<Vec<u8>>, ReadError> {
     let mut bytes = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
@@ -136,10 +141,10 @@ fn read_stdin(max: u64, deadline: &Deadline) -> Result<Option<Vec<u8>>, StdinErr
             if e.kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
-            return Err(StdinError::Io(e));
+            return Err(ReadError::Io(e));
         }
         if ready == 0 {
-            return Err(StdinError::Late);
+            return Err(ReadError::Late);
         }
         let room = usize::try_from(max.saturating_add(1) - bytes.len() as u64)
             .unwrap_or(usize::MAX)
@@ -159,7 +164,7 @@ fn read_stdin(max: u64, deadline: &Deadline) -> Result<Option<Vec<u8>>, StdinErr
                 match e.raw_os_error() {
                     Some(libc::EINTR | libc::EAGAIN) => continue,
                     Some(libc::EBADF) => break,
-                    _ => return Err(StdinError::Io(e)),
+                    _ => return Err(ReadError::Io(e)),
                 }
             }
         }

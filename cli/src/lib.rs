@@ -211,7 +211,7 @@ async fn run(what: RunArgs<'_>, args: &SandboxArgs) -> Result<u8> {
         session.set_log_sink(Some(stdout.log_sink()));
     }
     let outcome = session.run(script).await;
-    exiting(sandbox, session);
+    exiting((sandbox, session));
     let written = match &outcome {
         Ok(out) => &out.files,
         Err(e) => &e.files,
@@ -262,9 +262,8 @@ async fn run(what: RunArgs<'_>, args: &SandboxArgs) -> Result<u8> {
 /// for every caller of [`main_from`]: unmapping the instance's memory and
 /// the compiled guest one by one (with the epoch thread's CPU told of each)
 /// took longer than the exit that frees them all at once.
-fn exiting<S, T>(sandbox: S, session: T) {
-    let _ = std::mem::ManuallyDrop::new(session);
-    let _ = std::mem::ManuallyDrop::new(sandbox);
+fn exiting<T>(kept: T) {
+    let _ = std::mem::ManuallyDrop::new(kept);
 }
 
 /// The exit status once the script's files are delivered: a run that
@@ -299,7 +298,7 @@ async fn check(file: &Path, strict: bool, args: &SandboxArgs) -> Result<u8> {
     let (code, chunk) = args.read_script(file)?;
     let sandbox = args.builder()?.build_async().await?;
     let checked = sandbox.check(&code, &chunk).await;
-    exiting(sandbox, ());
+    exiting(sandbox);
     match checked {
         Ok(warnings) => {
             for warning in &warnings {

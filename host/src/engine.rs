@@ -18,7 +18,7 @@ use std::time::Duration;
 use wasmtime::component::Component;
 use wasmtime::{Config, InstanceAllocationStrategy, PoolingAllocationConfig};
 
-use crate::error::Error;
+use crate::error::{Error, EvalError};
 
 /// The guest component, built from `guest/` and committed.
 pub(crate) const COMPONENT: &[u8] = include_bytes!("../component/moonbox.wasm");
@@ -211,10 +211,11 @@ impl Engine {
     /// every call into the guest.
     ///
     /// # Errors
-    /// [`Error::Engine`] if the epoch thread, started by the engine's first
-    /// call, cannot be started.
-    pub(crate) fn ticking(&self) -> Result<Ticking, Error> {
-        Ticking::new(&self.inner.ticker)
+    /// An internal error if the epoch thread, started by the engine's first
+    /// call, cannot be started: the call fails rather than run without a
+    /// timeout.
+    pub(crate) fn ticking(&self) -> Result<Ticking, EvalError> {
+        Ticking::new(&self.inner.ticker).map_err(|e| EvalError::internal(e.to_string()))
     }
 
     pub(crate) fn wasmtime(&self) -> &wasmtime::Engine {

@@ -136,10 +136,7 @@ impl<T: Send + Sync + 'static> Session<T> {
         });
         store.set_epoch_deadline(1);
         // The epoch advances while this guard lives, for the timeout.
-        let _ticking = inner
-            .engine
-            .ticking()
-            .map_err(|e| StartError::Stopped(EvalError::internal(e.to_string())))?;
+        let _ticking = inner.engine.ticking().map_err(StartError::Stopped)?;
         arm_call(&mut store, inner, started)?;
 
         let mut start_times = StartTimes::default();
@@ -326,11 +323,7 @@ impl<T: Send + Sync + 'static> Session<T> {
             EvalError::host(ErrorKind::InvalidValue, why, chunk_name, Stats::default())
         })?;
         let started = Instant::now();
-        let _ticking = self
-            .prepared
-            .engine
-            .ticking()
-            .map_err(|e| EvalError::internal(e.to_string()))?;
+        let _ticking = self.prepared.engine.ticking()?;
         arm_call(&mut self.store, &self.prepared, started)?;
         {
             let data = self.store.data_mut();
@@ -502,11 +495,7 @@ impl<T: Send + Sync + 'static> Session<T> {
         }
         let limits = self.prepared.limits;
         let started = Instant::now();
-        let _ticking = self
-            .prepared
-            .engine
-            .ticking()
-            .map_err(|e| EvalError::internal(e.to_string()))?;
+        let _ticking = self.prepared.engine.ticking()?;
         arm_call(&mut self.store, &self.prepared, started)?;
         // Poisoned until the call settles, so a dropped future leaves it so.
         self.poisoned = Some("an earlier check was stopped by the host".to_owned());

@@ -261,15 +261,17 @@ where
     /// safe: the answers move to `out` only once its lock is held, and
     /// `drain` leaves there what it did not write.
     async fn flush(&mut self) -> std::io::Result<()> {
-        if self.answers.is_empty() {
-            match self.out.try_lock() {
-                Ok(out) if !out.pending.is_empty() => {}
-                // Nothing left, or a writer holds it and drains it.
-                _ => return Ok(()),
-            }
-        }
-        let mut out = self.out.lock().await;
+        let mut out = match self.out.try_lock() {
+            Ok(out) => out,
+            // A writer holds it and drains what it left; only queued
+            // answers are worth the wait.
+            Err(_) if self.answers.is_empty() => return Ok(()),
+            Err(_) => self.out.lock().await,
+        };
         out.pending.append(&mut self.answers);
+        if out.pending.is_empty() {
+            return Ok(());
+        }
         out.drain().await
     }
 }
