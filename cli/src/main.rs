@@ -1,9 +1,7 @@
 //! The `moonbox` binary: the command of the `moonbox_cli` library.
 
-/// The static (musl) build allocates with mimalloc (version 2; Cargo.toml
-/// says why not 3): musl's allocator, one lock for every thread, cost
-/// `serve` about a quarter of its throughput against glibc's, and the
-/// process start some of its time.
+/// The static (musl) build allocates with mimalloc; cli/Cargo.toml says
+/// why, and why version 2.
 #[cfg(target_env = "musl")]
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
